@@ -1,0 +1,33 @@
+"""minhashdup: near-duplicate files in large source trees, by MinHash and LSH, verified exactly.
+
+Example:
+    >>> import minhashdup
+    >>> result = minhashdup.scan(["examples"], minhashdup.Config(threshold=0.7))  # doctest: +SKIP
+    >>> [(p.a, p.b, p.jaccard) for p in result.pairs][:1]  # doctest: +SKIP
+"""
+
+from minhashdup.config import Config
+from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError
+from minhashdup.pipeline import collect, find_pairs, scan
+from minhashdup.result import Cluster, Pair, Result, Stats
+from minhashdup.sketch import LSHIndex, MinHash
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cluster",
+    "Config",
+    "ConfigError",
+    "ExitCode",
+    "InputPathError",
+    "LSHIndex",
+    "MinHash",
+    "MinhashdupError",
+    "Pair",
+    "Result",
+    "Stats",
+    "__version__",
+    "collect",
+    "find_pairs",
+    "scan",
+]

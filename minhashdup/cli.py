@@ -1,0 +1,153 @@
+"""The ``minhashdup`` command: parse, validate, call the pipeline, render, map errors to exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from typing import Any, TextIO
+
+import click
+from tqdm import tqdm
+
+from minhashdup import __version__
+from minhashdup.errors import ExitCode, MinhashdupError
+from minhashdup.options import (
+    config_from,
+    file_options,
+    lsh_options,
+    output_options,
+    paths_argument,
+    run_options,
+    token_options,
+)
+from minhashdup.pipeline import ProgressBar, ProgressFactory, scan
+from minhashdup.report import render
+from minhashdup.result import Result
+
+_NOTICE_LIMIT = 20
+_ALWAYS_LISTED = ("unreadable", "lex-error")
+
+SCAN_EPILOG = """\b
+Examples:
+  minhashdup scan ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
+  minhashdup scan . --threshold 0.8 --format json | jq '.pairs[] | [.a, .b, .jaccard]'
+  minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
+"""
+
+
+class _UsageFailure(click.ClickException):
+    exit_code = ExitCode.USAGE
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="minhashdup")
+def cli() -> None:
+    """Find near-duplicate files in a source tree: MinHash and LSH find candidates,
+    an exact Jaccard check on token shingles verifies them."""
+
+
+@cli.command(epilog=SCAN_EPILOG)
+@paths_argument
+@file_options
+@token_options
+@lsh_options
+@output_options
+@run_options
+def scan_command(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    fail_on_pairs: bool,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
+) -> None:
+    """Report the pairs of files under PATHS whose token shingles are nearly the same.
+
+    PATHS are folders or files. Files are lexed with pygments (comments and whitespace
+    dropped), cut into shingles of k tokens, MinHashed, banded; candidates sharing a band
+    are checked with their exact Jaccard similarity, and pairs at or above --threshold are
+    reported with their families (clusters).
+    """
+    try:
+        config = config_from(options)
+        result = scan(list(paths), config, None if quiet else _progress_factory())
+    except MinhashdupError as err:
+        raise _UsageFailure(str(err)) from None
+    _write(result, fmt, output)
+    _report_notices(result, quiet, verbose)
+    if fail_on_pairs and result.pairs:
+        sys.exit(ExitCode.PAIRS_FOUND)
+
+
+scan_command.name = "scan"
+
+
+def _progress_factory() -> ProgressFactory:
+    def factory(stage: str, total: int) -> ProgressBar:
+        bar: ProgressBar = tqdm(
+            total=total, desc=stage, unit="file", file=sys.stderr, leave=False, disable=not sys.stderr.isatty()
+        )
+        return bar
+
+    return factory
+
+
+def _write(result: Result, fmt: str, output: str | None) -> None:
+    if output is None:
+        render(result, fmt, sys.stdout)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="") as handle:
+            render(result, fmt, handle)
+    except OSError as err:
+        raise _UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
+
+
+def _report_notices(result: Result, quiet: bool, verbose: bool) -> None:
+    err: TextIO = sys.stderr
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    listed = [n for n in result.skips if verbose or n.message.split(" ")[0] in _ALWAYS_LISTED]
+    if not quiet:
+        for notice in listed[:_NOTICE_LIMIT] if not verbose else listed:
+            click.echo(f"{notice.path}: {notice.message}", err=True)
+        if not verbose and len(listed) > _NOTICE_LIMIT:
+            click.echo(f"... and {len(listed) - _NOTICE_LIMIT} more; -v lists them all", err=True)
+    counts = Counter(n.message.split(" ")[0] for n in result.skips)
+    if counts:
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        hint = "" if verbose else "; -v lists them"
+        click.echo(f"skipped {sum(counts.values())} files: {summary}{hint}", file=err)
+
+
+def main() -> None:
+    """Entry point: run the CLI and turn every failure into one line and an exit code."""
+    try:
+        code = cli.main(standalone_mode=False, prog_name="minhashdup")
+    except click.exceptions.Exit as exc:  # --help, --version
+        code = exc.exit_code
+    except click.ClickException as exc:
+        click.echo(f"minhashdup: error: {exc.format_message()}", err=True)
+        code = exc.exit_code if isinstance(exc, _UsageFailure) else ExitCode.USAGE
+    except click.exceptions.Abort:
+        click.echo("minhashdup: interrupted", err=True)
+        code = ExitCode.INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("minhashdup: interrupted", err=True)
+        code = ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = ExitCode.OK
+    except Exception as exc:  # the promise: no traceback, ever
+        if os.environ.get("MINHASHDUP_DEBUG"):
+            raise
+        click.echo(
+            f"minhashdup: internal error: {type(exc).__name__}: {exc}; please report it "
+            "(MINHASHDUP_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        code = ExitCode.INTERNAL
+    sys.exit(int(code or 0))

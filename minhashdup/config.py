@@ -1,0 +1,131 @@
+"""One frozen, validated :class:`Config` holding every option that shapes a scan."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from minhashdup.errors import ConfigError
+
+MIB = 1024 * 1024
+
+#: Options whose value changes the result; they are echoed as ``params`` in JSON.
+RESULT_SHAPING = (
+    "bands",
+    "rows",
+    "threshold",
+    "shingle",
+    "seed",
+    "min_shingles",
+    "max_size",
+    "max_bucket",
+    "include",
+    "exclude",
+    "gitignore",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Options of a scan, validated once on construction.
+
+    Attributes:
+        bands: number of LSH bands ``b``.
+        rows: MinHash values per band ``r``; the signature holds ``b * r`` minima.
+        threshold: minimum exact Jaccard similarity of a reported pair.
+        shingle: tokens per shingle ``k``.
+        seed: seed of the MinHash hash family.
+        min_shingles: files with fewer distinct shingles are dropped before MinHash.
+        max_size: files larger than this many bytes are skipped.
+        max_bucket: LSH buckets with more files are skipped (and reported).
+        include: gitignore-style globs; when given, only matching files are scanned.
+        exclude: gitignore-style globs of files and folders to leave out.
+        gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
+        jobs: worker processes for lexing; 0 means one per core.
+
+    Raises:
+        ConfigError: a value is out of range; the message names the fix.
+
+    Example:
+        >>> Config(bands=20, rows=5).num_hashes
+        100
+    """
+
+    bands: int = 12
+    rows: int = 4
+    threshold: float = 0.5
+    shingle: int = 5
+    seed: int = 1
+    min_shingles: int = 20
+    max_size: int = MIB
+    max_bucket: int = 1000
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    gitignore: bool = True
+    jobs: int = 0
+
+    def __post_init__(self) -> None:
+        _check_int("bands", self.bands, 1, 4096)
+        _check_int("rows", self.rows, 1, 64)
+        if self.bands * self.rows > 8192:
+            raise ConfigError(
+                f"--bands x --rows must be at most 8192 hashes (got {self.bands} x {self.rows}"
+                f" = {self.bands * self.rows}); lower one of them"
+            )
+        _check_threshold(self.threshold)
+        _check_int("shingle", self.shingle, 1, 64)
+        _check_int("seed", self.seed, 0, 2**64 - 1)
+        _check_int("min-shingles", self.min_shingles, 1, 10**9)
+        _check_int("max-size", self.max_size, 1, 2**62)
+        _check_int("max-bucket", self.max_bucket, 2, 10**7)
+        _check_int("jobs", self.jobs, 0, 1024)
+        for name in ("include", "exclude"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
+                raise ConfigError(f"--{name} takes non-empty glob strings (got {value!r})")
+            object.__setattr__(self, name, tuple(value))
+
+    @property
+    def num_hashes(self) -> int:
+        """Signature length ``K = bands * rows``."""
+        return self.bands * self.rows
+
+    @property
+    def workers(self) -> int:
+        """Worker processes actually used (``jobs``, or one per available core)."""
+        if self.jobs:
+            return self.jobs
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # pragma: no cover - not on Linux
+            return max(1, os.cpu_count() or 1)
+
+    def params(self) -> dict[str, Any]:
+        """The options that shape the result, for reports (``jobs`` does not)."""
+        out: dict[str, Any] = {}
+        for name in RESULT_SHAPING:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"--{name} must be a whole number (got {value!r})")
+    if not low <= value <= high:
+        raise ConfigError(f"--{name} must be between {low} and {high} (got {value})")
+
+
+def _check_threshold(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"--threshold must be a number between 0 and 1 (got {value!r})")
+    if value != value or not 0.0 < value <= 1.0:  # value != value: NaN
+        hint = ""
+        if isinstance(value, (int, float)) and 1 < value <= 100:
+            hint = f"; did you mean {value / 100:g}?"
+        raise ConfigError(
+            f"--threshold must be above 0 and at most 1 (got {value:g}{hint})"
+            if value == value
+            else "--threshold must be a number between 0 and 1 (got nan)"
+        )

@@ -1,0 +1,36 @@
+"""Domain errors and exit codes.
+
+The core raises these small exceptions; only :mod:`minhashdup.cli` turns them into
+messages and exit codes, once, at the edge.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes, documented in the README and asserted in the tests."""
+
+    OK = 0
+    """The scan ran (pairs may or may not have been found)."""
+    PAIRS_FOUND = 1
+    """Verified pairs were found and ``--fail-on-pairs`` was given."""
+    USAGE = 2
+    """Bad option value, missing path or unwritable output: nothing was scanned."""
+    INTERNAL = 3
+    """A bug in minhashdup; the message asks for a report."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C."""
+
+
+class MinhashdupError(Exception):
+    """Base class of every error minhashdup raises on purpose."""
+
+
+class ConfigError(MinhashdupError, ValueError):
+    """An option value is out of range; the message says how to fix it."""
+
+
+class InputPathError(MinhashdupError):
+    """A PATH given by the user does not exist or cannot be listed."""

@@ -1,0 +1,125 @@
+"""Per-file work: read, reject binaries, decode, lex, shingle. Pure, picklable, parallel.
+
+:func:`extract_file` never raises for a bad file: it returns an :class:`Extracted` whose
+``skip`` says why, so one bad file never loses the results of the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from minhashdup.hashing import UInt64Array
+from minhashdup.shingles import shingle_set, token_hashes
+from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
+from minhashdup.walk import FileEntry, SkipReason
+
+#: Below this many bytes in total, worker processes cost more than they save.
+_INLINE_BYTES = 256 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted:
+    """What one file gave: its shingle set, or why it has none."""
+
+    index: int
+    shingles: UInt64Array
+    tokens: int = 0
+    lexer: str = ""
+    skip: SkipReason | None = None
+    detail: str = ""
+    not_utf8: bool = False
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: read, lex, shingle
+
+
+_NONE = np.empty(0, dtype=np.uint64)
+
+
+def extract_file(index: int, path: str, shingle: int) -> Extracted:
+    """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
+
+    Example:
+        >>> extract_file(0, "examples/go/reader.go", 5).lexer  # doctest: +SKIP
+        'Go'
+    """
+    t0 = time.process_time()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        return Extracted(index, _NONE, skip=SkipReason.UNREADABLE, detail=err.strerror or str(err))
+    if b"\0" in data:
+        return Extracted(index, _NONE, skip=SkipReason.BINARY, detail="contains NUL bytes")
+    text, not_utf8 = decode(data)
+    t1 = time.process_time()
+    try:
+        lexer = lexer_for(os.path.basename(path), text)
+        tokens = list(significant_tokens(lexer, text))
+    except NoLexerError as err:
+        return Extracted(index, _NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8)
+    except Exception as err:  # a lexer bug on one file must not stop the scan
+        detail = f"{type(err).__name__}: {err}"[:200]
+        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8)
+    t2 = time.process_time()
+    shingles = shingle_set(token_hashes(tokens), shingle)
+    t3 = time.process_time()
+    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, (t1 - t0, t2 - t1, t3 - t2))
+
+
+def _extract_batch(batch: tuple[tuple[tuple[int, str], ...], int]) -> list[Extracted]:
+    items, shingle = batch
+    return [extract_file(index, path, shingle) for index, path in items]
+
+
+def extract_all(
+    files: Sequence[FileEntry],
+    shingle: int,
+    workers: int,
+    on_done: Callable[[int], object] | None = None,
+) -> Iterator[Extracted]:
+    """:func:`extract_file` over ``files``, in worker processes when it pays.
+
+    Results stream back as they finish, in no particular order (each carries its
+    ``index`` into ``files``); callers that need determinism order by index.
+
+    Args:
+        files: what to read (``real`` paths are opened).
+        shingle: tokens per shingle.
+        workers: processes to use; 1 runs in this process.
+        on_done: called with the number of files finished, for progress bars.
+    """
+    total_bytes = sum(f.size for f in files)
+    if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
+        for index, entry in enumerate(files):
+            yield extract_file(index, entry.real, shingle)
+            if on_done:
+                on_done(1)
+        return
+    ctx = multiprocessing.get_context(_start_method())
+    with ctx.Pool(min(workers, len(files))) as pool:
+        for results in pool.imap_unordered(_extract_batch, _batches(files, shingle, workers)):
+            yield from results
+            if on_done:
+                on_done(len(results))
+
+
+def _batches(
+    files: Sequence[FileEntry], shingle: int, workers: int
+) -> Iterator[tuple[tuple[tuple[int, str], ...], int]]:
+    # Largest files first (longest-processing-time scheduling), in batches small enough
+    # that the last ones balance the workers and large enough to amortise pickling.
+    order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
+    size = max(1, min(32, len(files) // (workers * 8)))
+    for start in range(0, len(order), size):
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle
+
+
+def _start_method() -> str:
+    # fork is unsafe once threads run (progress bars have one); forkserver where it exists.
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"

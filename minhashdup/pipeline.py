@@ -1,0 +1,243 @@
+"""The scan, stage by stage: walk -> tokens/shingles -> identical groups -> MinHash ->
+bands -> exact check -> clusters. No printing and no click here: progress goes through an
+optional callback and everything else into the returned :class:`Result`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from minhashdup import bands as banding
+from minhashdup import cluster, exact, signature
+from minhashdup.config import Config
+from minhashdup.extract import Extracted, extract_all
+from minhashdup.hashing import UInt64Array
+from minhashdup.result import Cluster, Notice, Pair, Result, Stats
+from minhashdup.walk import Skip, SkipReason, walk
+
+
+class ProgressBar(Protocol):
+    """What a progress factory returns: ``update(n)`` and ``close()`` (tqdm fits)."""
+
+    def update(self, n: int = 1) -> object: ...
+
+    def close(self) -> None: ...
+
+
+ProgressFactory = Callable[[str, int], ProgressBar]
+
+
+@dataclasses.dataclass
+class Corpus:
+    """Files that lexed into shingle sets, in walk order, plus everything skipped so far."""
+
+    paths: list[str]
+    sets: list[UInt64Array]
+    lexers: list[str]
+    skips: list[Skip]
+    warnings: list[str]
+    stats: Stats
+
+
+@dataclasses.dataclass
+class Groups:
+    """Files with identical shingle sets: ``members[g]`` lists the files of set ``g``."""
+
+    members: list[list[int]]
+
+    @property
+    def representatives(self) -> list[int]:
+        """The first file of each group, which stands for the group in MinHash."""
+        return [m[0] for m in self.members]
+
+
+def scan(
+    paths: Sequence[str | os.PathLike[str]], config: Config | None = None, progress: ProgressFactory | None = None
+) -> Result:
+    """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
+
+    Args:
+        paths: folders or files.
+        config: options; defaults to :class:`Config` ().
+        progress: optional factory of progress bars, called with a stage name and a total.
+
+    Returns:
+        The :class:`Result`, with exact Jaccard for every pair.
+
+    Raises:
+        InputPathError: a path does not exist.
+        ConfigError: an option (e.g. a glob) is invalid.
+
+    Example:
+        >>> result = scan(["examples"], Config(threshold=0.6))  # doctest: +SKIP
+        >>> result.pairs[0].jaccard >= 0.6  # doctest: +SKIP
+        True
+    """
+    config = config or Config()
+    return find_pairs(collect(paths, config, progress), config)
+
+
+def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: ProgressFactory | None = None) -> Corpus:
+    """Walk ``paths`` and turn every file into its shingle set (lexing in parallel)."""
+    stats = Stats()
+    t0 = time.perf_counter()
+    walked = walk(
+        paths, include=config.include, exclude=config.exclude, gitignore=config.gitignore, max_size=config.max_size
+    )
+    t1 = time.perf_counter()
+    files = walked.files
+    stats.files_walked = len(files)
+    bar = progress("lexing", len(files)) if progress and files else None
+    results: list[Extracted | None] = [None] * len(files)
+    try:
+        for item in extract_all(files, config.shingle, config.workers, bar.update if bar else None):
+            results[item.index] = item
+    finally:
+        if bar:
+            bar.close()
+    stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
+    corpus = Corpus([], [], [], list(walked.skips), list(walked.warnings), stats)
+    cpu = np.zeros(3)
+    for entry, maybe in zip(files, results, strict=True):
+        assert maybe is not None  # every index comes back exactly once
+        item = maybe
+        cpu += item.cpu
+        stats.not_utf8 += item.not_utf8
+        if item.skip is not None:
+            corpus.skips.append(Skip(entry.path, item.skip, item.detail))
+            continue
+        stats.files_scanned += 1
+        stats.tokens += item.tokens
+        corpus.paths.append(entry.path)
+        corpus.sets.append(item.shingles)
+        corpus.lexers.append(item.lexer)
+    stats.cpu_seconds = dict(zip(("read", "lex", "shingle"), cpu.tolist(), strict=True))
+    return corpus
+
+
+def comparable(corpus: Corpus, min_shingles: int) -> list[int]:
+    """Indices of the files with at least ``min_shingles`` distinct shingles."""
+    return [i for i, s in enumerate(corpus.sets) if len(s) >= min_shingles]
+
+
+def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Groups:
+    """Group ``indices`` by identical shingle set (first-seen order, members ascending)."""
+    by_key: dict[tuple[int, bytes], list[int]] = {}
+    for i in indices:
+        data = np.ascontiguousarray(sets[i]).tobytes()
+        key = (len(sets[i]), hashlib.blake2b(data, digest_size=16).digest())
+        by_key.setdefault(key, []).append(i)
+    return Groups(list(by_key.values()))
+
+
+def find_pairs(corpus: Corpus, config: Config) -> Result:
+    """MinHash, banding and the exact check over an already collected :class:`Corpus`."""
+    stats = corpus.stats
+    timer = functools.partial(_timed, stats.seconds)
+    keep = comparable(corpus, config.min_shingles)
+    kept = set(keep)
+    skips = list(corpus.skips)
+    for i, s in enumerate(corpus.sets):
+        if i not in kept:
+            detail = f"{len(s)} distinct shingles < --min-shingles {config.min_shingles}"
+            skips.append(Skip(corpus.paths[i], SkipReason.TOO_SMALL, detail))
+    groups = identical_groups(corpus.sets, keep)
+    reps = groups.representatives
+    stats.files_compared = len(keep)
+    stats.distinct_sets = len(reps)
+    stats.identical_groups = sum(len(m) > 1 for m in groups.members)
+    stats.shingles = int(sum(len(corpus.sets[i]) for i in keep))
+    with timer("signature"):
+        sigs = _signatures([corpus.sets[i] for i in reps], config)
+    with timer("bands"):
+        keys = banding.band_keys(sigs, config.bands, config.rows)
+        cand, oversize = banding.candidate_pairs(keys, config.max_bucket)
+    stats.candidates = len(cand)
+    stats.oversize_buckets = len(oversize)
+    with timer("exact"):
+        rep_sets = [corpus.sets[i] for i in reps]
+        ok, common, jac = exact.verify(cand, rep_sets, config.threshold)
+        est = signature.agreement(sigs[ok[:, 0]], sigs[ok[:, 1]]) if len(ok) else np.empty(0)
+    with timer("cluster"):
+        pairs = _expand(corpus, groups, ok, common, jac, est)
+        clusters = _clusters(pairs)
+    stats.verified_pairs = len(pairs)
+    stats.clusters = len(clusters)
+    stats.skipped = dict(Counter(s.reason.value for s in skips))
+    warnings = list(corpus.warnings) + [
+        f"band {o.band + 1}: a bucket of {o.size} files (e.g. {corpus.paths[reps[o.example]]}) "
+        f"exceeds --max-bucket {config.max_bucket}; its pairs were not compared"
+        for o in oversize
+    ]
+    stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
+    notices = [
+        Notice(s.path, f"{s.reason.value}" + (f" ({s.detail})" if s.detail else ""))
+        for s in skips
+        if not s.reason.is_filter
+    ]
+    return Result(config.params(), stats, pairs, clusters, notices, warnings)
+
+
+def _signatures(sets: list[UInt64Array], config: Config) -> UInt64Array:
+    seeds = signature.hash_seeds(config.seed, config.num_hashes)
+    if not sets:
+        return np.empty((0, config.num_hashes), dtype=np.uint64)
+    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sets], out=offsets[1:])
+    return signature.signatures(np.concatenate(sets), offsets, seeds)
+
+
+def _expand(
+    corpus: Corpus, groups: Groups, ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
+) -> list[Pair]:
+    """Pairs of representatives -> pairs of files, adding every pair inside a group at J = 1."""
+    paths, sets = corpus.paths, corpus.sets
+    out: list[Pair] = []
+    for members in groups.members:
+        n = len(sets[members[0]])
+        for x in range(len(members)):
+            for y in range(x + 1, len(members)):
+                out.append(_pair(paths[members[x]], paths[members[y]], 1.0, 1.0, n, n, n))
+    for (gi, gj), c, j, e in zip(ok.tolist(), common.tolist(), jac.tolist(), est.tolist(), strict=True):
+        for x in groups.members[gi]:
+            for y in groups.members[gj]:
+                out.append(_pair(paths[x], paths[y], j, e, len(sets[x]), len(sets[y]), c))
+    out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
+    return out
+
+
+def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int) -> Pair:
+    if b < a:
+        a, b, na, nb = b, a, nb, na
+    return Pair(a, b, jac, est, na, nb, common)
+
+
+def _clusters(pairs: list[Pair]) -> list[Cluster]:
+    names = sorted({p.a for p in pairs} | {p.b for p in pairs})
+    index = {name: i for i, name in enumerate(names)}
+    edges = [(index[p.a], index[p.b]) for p in pairs]
+    comps = cluster.components(len(names), edges)
+    owner = {node: c for c, comp in enumerate(comps) for node in comp}
+    sims: list[list[float]] = [[] for _ in comps]
+    for p, (a, _) in zip(pairs, edges, strict=True):
+        sims[owner[a]].append(p.jaccard)
+    return [Cluster(tuple(names[i] for i in comp), len(s), min(s), max(s)) for comp, s in zip(comps, sims, strict=True)]
+
+
+@contextlib.contextmanager
+def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[stage] = seconds.get(stage, 0.0) + time.perf_counter() - start

@@ -1,0 +1,86 @@
+"""The table for people: verified pairs (rich), then clusters and a summary of the scan."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from minhashdup.result import Result
+
+
+def render_table(result: Result, stream: TextIO) -> None:
+    """Pairs sorted by similarity then path, the clusters, and the scan summary."""
+    console = Console(file=stream, highlight=False, soft_wrap=False, width=_width(result, stream))
+    if result.pairs:
+        console.print(_pairs_table(result))
+    else:
+        console.print(f"No pairs at Jaccard >= {result.params['threshold']:g}.")
+    if result.clusters:
+        console.print(_clusters_table(result))
+    console.print(_summary(result))
+
+
+def _width(result: Result, stream: TextIO) -> int | None:
+    """Terminal width on a terminal; elsewhere wide enough that paths never wrap."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return None
+    longest = max((max(len(p.a), len(p.b)) for p in result.pairs), default=30)
+    return max(100, 2 * longest + 50)
+
+
+def _pairs_table(result: Result) -> Table:
+    table = Table(title=f"Near-duplicate pairs (Jaccard >= {result.params['threshold']:g})", title_justify="left")
+    table.add_column("jaccard", justify="right", style="bold")
+    table.add_column("estimate", justify="right")
+    table.add_column("file a", overflow="fold")
+    table.add_column("file b", overflow="fold")
+    table.add_column("common", justify="right")
+    table.add_column("shingles a/b", justify="right")
+    for p in result.pairs:
+        table.add_row(
+            f"{p.jaccard:.3f}",
+            f"{p.estimate:.3f}",
+            escape(p.a),
+            escape(p.b),
+            str(p.common),
+            f"{p.shingles_a}/{p.shingles_b}",
+        )
+    return table
+
+
+def _clusters_table(result: Result) -> Table:
+    table = Table(title="Clusters (families joined by pairs)", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("files", justify="right")
+    table.add_column("jaccard", justify="right")
+    table.add_column("members", overflow="fold")
+    for number, c in enumerate(result.clusters, 1):
+        shown = list(c.files[:5]) + ([f"... and {len(c.files) - 5} more"] if len(c.files) > 5 else [])
+        table.add_row(
+            str(number),
+            str(len(c.files)),
+            f"{c.jaccard_min:.2f}-{c.jaccard_max:.2f}",
+            escape("\n".join(shown)),
+        )
+    return table
+
+
+def _summary(result: Result) -> str:
+    s = result.stats
+    params = result.params
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(s.skipped.items())) or "none"
+    stages = ", ".join(f"{k} {v:.2f}" for k, v in s.seconds.items() if k != "total")
+    return "\n".join(
+        [
+            f"files: {s.files_scanned} scanned, {s.files_compared} compared "
+            f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
+            f"skipped: {escape(skipped)}",
+            f"bands x rows: {params['bands']} x {params['rows']}, candidates: {s.candidates}, "
+            f"verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
+            f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})",
+        ]
+    )

@@ -1,0 +1,116 @@
+"""The result of a scan: the one object every renderer reads."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    """Two files whose exact Jaccard similarity reached the threshold.
+
+    ``a`` sorts before ``b``; ``estimate`` is the share of equal MinHash minima, the other
+    numbers are exact counts of distinct shingles.
+    """
+
+    a: str
+    b: str
+    jaccard: float
+    estimate: float
+    shingles_a: int
+    shingles_b: int
+    common: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with stable keys, for JSON/CSV."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "jaccard": round(self.jaccard, 6),
+            "estimate": round(self.estimate, 6),
+            "shingles_a": self.shingles_a,
+            "shingles_b": self.shingles_b,
+            "common": self.common,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    """A family of files joined by verified pairs (transitively)."""
+
+    files: tuple[str, ...]
+    pairs: int
+    jaccard_min: float
+    jaccard_max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with stable keys, for JSON."""
+        return {
+            "size": len(self.files),
+            "pairs": self.pairs,
+            "jaccard_min": round(self.jaccard_min, 6),
+            "jaccard_max": round(self.jaccard_max, 6),
+            "files": list(self.files),
+        }
+
+
+@dataclasses.dataclass
+class Stats:
+    """Counts and timings of a scan. ``skipped`` maps each skip reason to a count of paths."""
+
+    files_walked: int = 0
+    files_scanned: int = 0
+    files_compared: int = 0
+    distinct_sets: int = 0
+    identical_groups: int = 0
+    not_utf8: int = 0
+    tokens: int = 0
+    shingles: int = 0
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    candidates: int = 0
+    verified_pairs: int = 0
+    clusters: int = 0
+    oversize_buckets: int = 0
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    cpu_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with stable keys (timings rounded to milliseconds)."""
+        out = dataclasses.asdict(self)
+        out["skipped"] = dict(sorted(self.skipped.items()))
+        out["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        out["cpu_seconds"] = {k: round(v, 3) for k, v in self.cpu_seconds.items()}
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Notice:
+    """Something the user should see on stderr: a skipped file or a warning."""
+
+    path: str
+    message: str
+
+
+@dataclasses.dataclass
+class Result:
+    """Everything a scan found. ``pairs`` sorted by similarity (highest first), then path."""
+
+    params: dict[str, Any]
+    stats: Stats
+    pairs: list[Pair]
+    clusters: list[Cluster]
+    skips: list[Notice] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document: ``{schema_version, params, stats, pairs, clusters}``."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "params": self.params,
+            "stats": self.stats.to_dict(),
+            "pairs": [p.to_dict() for p in self.pairs],
+            "clusters": [c.to_dict() for c in self.clusters],
+        }

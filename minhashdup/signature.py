@@ -1,0 +1,97 @@
+"""MinHash signatures: ``K`` minima under a seeded family of hash functions.
+
+The ``i``-th function is ``h_i(x) = mix64(x ^ seed_i)`` (splitmix64's finaliser), with the
+seeds drawn from one integer seed. For two sets the ``i``-th minima agree with probability
+equal to their Jaccard similarity ``J``, so the share of agreeing minima estimates ``J``
+with standard deviation ``sqrt(J (1 - J) / K)``. Results are estimates: check candidates
+with the exact Jaccard (:mod:`minhashdup.exact`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from minhashdup.hashing import UInt64Array, mix64_inplace, seed_sequence
+
+#: Signature value of an empty set (no minimum): the largest 64-bit word.
+EMPTY = np.iinfo(np.uint64).max
+
+_BLOCK_CELLS = 1 << 18  # shingles x hashes per block: a few MiB, stays in cache
+
+
+def hash_seeds(seed: int, num_hashes: int) -> UInt64Array:
+    """The seeds of the hash family: ``num_hashes`` 64-bit words derived from ``seed``."""
+    return seed_sequence(seed, num_hashes)
+
+
+def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt64Array) -> UInt64Array:
+    """MinHash signatures of many sets at once.
+
+    Args:
+        values: all sets' elements (64-bit hashes) concatenated.
+        offsets: ``n + 1`` increasing positions; set ``i`` is ``values[offsets[i]:offsets[i+1]]``.
+        seeds: the hash family, from :func:`hash_seeds`.
+
+    Returns:
+        ``(n, K)`` array; row ``i`` holds set ``i``'s minima (:data:`EMPTY` for an empty set).
+
+    Example:
+        >>> s = hash_seeds(1, 8)
+        >>> v = np.array([5, 6, 7, 5, 6, 7], dtype=np.uint64)
+        >>> sig = signatures(v, np.array([0, 3, 6]), s)
+        >>> bool((sig[0] == sig[1]).all())
+        True
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    count = len(offsets) - 1
+    k = len(seeds)
+    out = np.full((count, k), EMPTY, dtype=np.uint64)
+    total = int(offsets[-1]) if count else 0
+    block = max(64, _BLOCK_CELLS // max(k, 1))
+    z = np.empty((block, k), dtype=np.uint64)
+    tmp = np.empty_like(z)
+    for start in range(0, total, block):
+        stop = min(start + block, total)
+        rows = stop - start
+        np.bitwise_xor(values[start:stop, None], seeds[None, :], out=z[:rows])
+        mix64_inplace(z[:rows], tmp[:rows])
+        _reduce_block(z[:rows], offsets, start, stop, out)
+    return out
+
+
+def _reduce_block(z: UInt64Array, offsets: npt.NDArray[np.int64], start: int, stop: int, out: UInt64Array) -> None:
+    # Sets overlapping [start, stop) that are non-empty there; each gets the minimum of
+    # its rows, merged with what earlier blocks gave it.
+    first = int(np.searchsorted(offsets, start, side="right")) - 1
+    last = int(np.searchsorted(offsets, stop, side="left"))
+    sets = np.arange(first, last)
+    lo = np.maximum(offsets[first:last], start)
+    hi = np.minimum(offsets[first + 1 : last + 1], stop)
+    keep = hi > lo
+    sets, lo = sets[keep], lo[keep]
+    if len(sets) == 0:
+        return
+    reduced = np.minimum.reduceat(z, lo - start, axis=0)
+    np.minimum(out[sets], reduced, out=reduced)
+    out[sets] = reduced
+
+
+def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
+    """MinHash signature of one set of 64-bit hashes (``K`` minima)."""
+    values = np.asarray(values, dtype=np.uint64)
+    out: UInt64Array = signatures(values, np.array([0, len(values)]), seeds)[0]
+    return out
+
+
+def agreement(a: UInt64Array, b: UInt64Array) -> npt.NDArray[np.float64]:
+    """Share of equal minima between rows of ``a`` and ``b`` (the Jaccard estimate).
+
+    Works on single signatures (``(K,)``) or row-aligned batches (``(n, K)``).
+    """
+    return np.asarray(np.mean(np.asarray(a) == np.asarray(b), axis=-1), dtype=np.float64)
+
+
+def standard_error(jaccard: float, num_hashes: int) -> float:
+    """Standard deviation of the MinHash estimate: ``sqrt(J (1 - J) / K)``."""
+    return float(np.sqrt(jaccard * (1.0 - jaccard) / num_hashes))

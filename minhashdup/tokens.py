@@ -1,0 +1,99 @@
+"""Source text to tokens: a pygments lexer chosen by file name, comments and whitespace dropped.
+
+Dropped: every ``Comment`` token except preprocessor directives (``Comment.Preproc``,
+``Comment.PreprocFile``: ``#include`` and ``#define`` are code, even if pygments files them
+under Comment), every ``Whitespace`` token, and ``Text`` or ``Comment.Preproc`` tokens made
+only of whitespace (line ends of directives).
+Every other token is kept with its exact text.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+
+from pygments.lexer import Lexer
+from pygments.lexers import find_lexer_class_for_filename, guess_lexer
+from pygments.lexers.special import TextLexer
+from pygments.token import Comment, Text, Whitespace, _TokenType
+from pygments.util import ClassNotFound
+
+_KEPT_COMMENTS = (Comment.Preproc, Comment.PreprocFile)
+
+
+class NoLexerError(LookupError):
+    """No pygments lexer knows this file (by name, nor by content)."""
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """Decode source bytes without ever failing or losing a byte.
+
+    UTF-8 (a leading BOM is dropped); when that fails, the bytes that are not UTF-8
+    become lone surrogates (``surrogateescape``), so the text still maps one-to-one back
+    to the bytes.
+
+    Returns:
+        The text, and whether the lossless fallback was needed.
+
+    Example:
+        >>> decode(b"caf\\xe9")
+        ('caf\\udce9', True)
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape"), True
+
+
+def lexer_for(filename: str, text: str) -> Lexer:
+    """The pygments lexer for ``filename``; the content decides only when the name does not.
+
+    Plain text (pygments' ``TextLexer``) yields a single token per file, which cannot be
+    compared by shingles, so it counts as no lexer.
+
+    Raises:
+        NoLexerError: neither the name nor the content selects a lexer.
+    """
+    cls = find_lexer_class_for_filename(filename, text)
+    if cls is None:
+        try:
+            cls = type(guess_lexer(text))
+        except ClassNotFound:
+            cls = TextLexer
+    if cls is TextLexer:
+        raise NoLexerError("no pygments lexer for this file name or content")
+    return _instance(cls)
+
+
+@functools.lru_cache(maxsize=256)
+def _instance(cls: type[Lexer]) -> Lexer:
+    # Lexers are stateless between get_tokens calls; building one costs more than lexing
+    # a small file, so each worker keeps one per class. stripnl=False keeps pygments from
+    # editing the text before lexing.
+    return cls(stripnl=False, ensurenl=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dropped_type(ttype: _TokenType) -> bool:
+    if ttype in Comment:
+        return not any(ttype in kept for kept in _KEPT_COMMENTS)
+    return ttype in Whitespace
+
+
+def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
+    """The texts of ``lexer``'s tokens over ``text``, without comments and whitespace.
+
+    Example:
+        >>> from pygments.lexers import GoLexer
+        >>> list(significant_tokens(GoLexer(), "x := 1 // one"))
+        ['x', ':=', '1']
+    """
+    dropped = _dropped_type
+    for ttype, value in lexer.get_tokens(text):
+        if dropped(ttype):
+            continue
+        if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
+            continue
+        yield value
