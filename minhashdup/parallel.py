@@ -1,0 +1,24 @@
+"""Worker processes for the pure stage functions (lexing, signatures)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.pool import Pool
+
+
+def start_method() -> str:
+    """``forkserver`` where it exists: ``fork`` is unsafe once threads run (progress bars)."""
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+#: Imported once by the fork server, so that each worker starts with them loaded.
+_PRELOAD = ["minhashdup.extract", "minhashdup.signature"]
+
+
+def process_pool(workers: int) -> Pool:
+    """A pool of ``workers`` processes, started the safe way; use it as a context manager."""
+    ctx = multiprocessing.get_context(start_method())
+    if isinstance(ctx, multiprocessing.context.ForkServerContext):
+        ctx.set_forkserver_preload(_PRELOAD)
+    return ctx.Pool(workers)

@@ -1,0 +1,123 @@
+"""Shared fixtures: a tmp_path tree factory and generators of source code with planted similarity."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pygments.lexers import get_lexer_for_filename
+from pygments.token import Comment, Text, Whitespace
+
+TreeFactory = Callable[[dict[str, "str | bytes"]], Path]
+
+_WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "count",
+    "total",
+    "index",
+    "value",
+    "buffer",
+    "reader",
+    "writer",
+    "node",
+    "edge",
+    "left",
+    "right",
+    "parent",
+    "child",
+    "queue",
+    "stack",
+    "item",
+    "key",
+    "name",
+    "size",
+    "limit",
+    "offset",
+    "cursor",
+    "token",
+    "state",
+    "result",
+    "error",
+]
+
+
+@pytest.fixture
+def make_tree(tmp_path: Path) -> TreeFactory:
+    """Write ``{relative path: text or bytes}`` under a fresh folder and return it."""
+
+    def make(files: dict[str, str | bytes], root: str = "tree") -> Path:
+        base = tmp_path / root
+        base.mkdir(parents=True, exist_ok=True)
+        for rel, content in files.items():
+            path = base / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return base
+
+    return make
+
+
+def go_function(rng: random.Random) -> list[str]:
+    """One random Go function, a list of lines."""
+    name = rng.choice(_WORDS).title() + rng.choice(_WORDS).title() + str(rng.randrange(1000))
+    a, b = rng.sample(_WORDS, 2)
+    lines = [f"func {name}({a} int, {b} []int) int {{"]
+    for _ in range(rng.randrange(4, 9)):
+        c = rng.choice(_WORDS)
+        op = rng.choice(["+", "-", "*", "^"])
+        lines.append(
+            rng.choice(
+                [
+                    f"\t{a} = {a} {op} {rng.randrange(100)}",
+                    f"\tif {a} > {rng.randrange(50)} {{\n\t\t{a} -= len({b})\n\t}}",
+                    f"\tfor _, {c} := range {b} {{\n\t\t{a} += {c} {op} {rng.randrange(9)}\n\t}}",
+                    f"\t{b} = append({b}, {a} {op} {rng.randrange(7)})",
+                ]
+            )
+        )
+    lines.append(f"\treturn {a}\n}}")
+    return lines
+
+
+def go_file(rng: random.Random, functions: int = 12) -> list[str]:
+    """A random Go file as a list of function blocks (each a string)."""
+    return ["\n".join(go_function(rng)) for _ in range(functions)]
+
+
+def render_go(blocks: list[str], package: str = "gen") -> str:
+    return f"package {package}\n\n" + "\n\n".join(blocks) + "\n"
+
+
+def near_copy(blocks: list[str], rng: random.Random, replace: int) -> list[str]:
+    """A copy of ``blocks`` with ``replace`` of them swapped for new random functions."""
+    out = list(blocks)
+    for i in rng.sample(range(len(out)), replace):
+        out[i] = "\n".join(go_function(rng))
+    return out
+
+
+def oracle_shingles(path: Path, k: int = 5) -> set[tuple[str, ...]]:
+    """Shingles as tuples of token texts, straight from pygments: an independent reference."""
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    lexer = get_lexer_for_filename(path.name, text, stripnl=False)
+    kept = []
+    for ttype, value in lexer.get_tokens(text):
+        if ttype in Comment and ttype not in Comment.Preproc and ttype not in Comment.PreprocFile:
+            continue
+        if ttype in Whitespace or ((ttype in Text or ttype in Comment) and not value.strip()):
+            continue
+        kept.append(value)
+    return {tuple(kept[i : i + k]) for i in range(len(kept) - k + 1)}
+
+
+def oracle_jaccard(a: Path, b: Path, k: int = 5) -> float:
+    sa, sb = oracle_shingles(a, k), oracle_shingles(b, k)
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0

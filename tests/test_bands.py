@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from minhashdup import signature as sig
+from minhashdup.bands import band_keys, candidate_pairs, candidate_probability, knee
+
+
+def test_s_curve_values() -> None:
+    p = candidate_probability([0.0, 0.3, 0.5, 0.7, 1.0], 12, 4)
+    assert p[0] == 0.0 and p[-1] == 1.0
+    assert p.tolist() == pytest.approx([0.0, 0.0930, 0.5390, 0.9629, 1.0], abs=1e-4)
+    assert knee(12, 4) == pytest.approx(0.5373, abs=1e-4)
+    assert (np.diff(candidate_probability(np.linspace(0, 1, 101), 20, 5)) >= 0).all()
+
+
+@given(hnp.arrays(np.uint64, st.tuples(st.integers(0, 30), st.integers(1, 4)), elements=st.integers(0, 3)))
+def test_candidates_are_exactly_the_pairs_sharing_a_key(keys: np.ndarray) -> None:
+    pairs, oversize = candidate_pairs(keys, max_bucket=10_000)
+    want = sorted((i, j) for i, j in itertools.combinations(range(len(keys)), 2) if (keys[i] == keys[j]).any())
+    assert [tuple(p) for p in pairs.tolist()] == want
+    assert oversize == []
+
+
+def test_oversize_bucket_is_reported_and_skipped() -> None:
+    keys = np.zeros((50, 2), dtype=np.uint64)
+    keys[:, 1] = np.arange(50)
+    keys[48:, 1] = 999  # band 1 has one small bucket of two
+    pairs, oversize = candidate_pairs(keys, max_bucket=10)
+    assert pairs.tolist() == [[48, 49]]
+    assert [(o.band, o.size) for o in oversize] == [(0, 50)]
+    assert 0 <= oversize[0].example < 50
+
+
+def test_band_keys_equal_exactly_when_band_rows_equal() -> None:
+    rng = np.random.default_rng(3)
+    sigs = rng.integers(0, 2**63, (6, 12), dtype=np.uint64)
+    sigs[1, :4] = sigs[0, :4]  # band 0 of rows 0 and 1 equal
+    sigs[2, 4:7] = sigs[0, 4:7]  # band 1 equal but for one row
+    keys = band_keys(sigs, 3, 4)
+    assert keys[0, 0] == keys[1, 0]
+    assert keys[0, 1] != keys[2, 1]
+    with pytest.raises(ValueError):
+        band_keys(sigs, 4, 4)
+
+
+@pytest.mark.parametrize("similarity", [0.3, 0.5, 0.6, 0.8])
+def test_simulated_candidate_rate_follows_the_s_curve(similarity: float) -> None:
+    bands, rows, trials, union = 12, 4, 600, 200
+    common = round(similarity * union)
+    rng = np.random.default_rng(int(similarity * 100))
+    seeds = sig.hash_seeds(11, bands * rows)
+    hits = 0
+    for _ in range(trials):
+        values = rng.integers(0, 2**63, union, dtype=np.uint64)
+        split = common + (union - common) // 2
+        a, b = np.sort(values[:split]), np.sort(np.r_[values[:common], values[split:]])
+        ka = band_keys(sig.signature(a, seeds)[None, :], bands, rows)
+        kb = band_keys(sig.signature(b, seeds)[None, :], bands, rows)
+        hits += bool((ka == kb).any())
+    p = float(candidate_probability(similarity, bands, rows))
+    assert abs(hits / trials - p) <= 4 * np.sqrt(p * (1 - p) / trials) + 1e-9

@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+
+from .conftest import TreeFactory, go_file, near_copy, render_go
+
+
+@pytest.fixture
+def tree(make_tree: TreeFactory) -> Path:
+    rng = random.Random(9)
+    blocks = go_file(rng, 10)
+    return make_tree(
+        {
+            "a/orig.go": render_go(blocks),
+            "b/edit.go": render_go(near_copy(blocks, rng, 2)),
+            "c/other.go": render_go(go_file(rng, 10)),
+            "c/other_test.go": render_go(blocks),
+            "data.bin": b"\x00\x01binary",
+        }
+    )
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_document_shape_and_params(tree: Path) -> None:
+    code, out, err = run("scan", str(tree), "--format", "json", "--exclude", "*_test.go", "-q", "-t", "0.6")
+    assert code == ExitCode.OK
+    doc = json.loads(out)
+    assert list(doc) == ["schema_version", "params", "stats", "pairs", "clusters"]
+    assert doc["params"] == {
+        "bands": 12,
+        "rows": 4,
+        "threshold": 0.6,
+        "shingle": 5,
+        "seed": 1,
+        "min_shingles": 20,
+        "max_size": 1048576,
+        "max_bucket": 1000,
+        "include": [],
+        "exclude": ["*_test.go"],
+        "gitignore": True,
+    }
+    [pair] = doc["pairs"]
+    assert (pair["a"], pair["b"]) == (str(tree / "a" / "orig.go"), str(tree / "b" / "edit.go"))
+    assert list(pair) == ["a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common"]
+    assert pair["jaccard"] == pytest.approx(pair["common"] / (pair["shingles_a"] + pair["shingles_b"] - pair["common"]))
+    assert doc["stats"]["skipped"] == {"binary": 1, "excluded": 1}
+    assert "skipped 1 files: binary 1" in err
+
+
+def test_table_lists_pairs_then_summary(tree: Path) -> None:
+    code, out, _ = run("scan", str(tree), "-q")
+    assert code == ExitCode.OK
+    assert out.index("orig.go") < out.index("files: 4 scanned")
+    assert "skipped: binary 1" in out
+    assert "candidates:" in out and "seconds: walk" in out
+
+
+def test_jsonl_and_csv_carry_the_same_pairs(tree: Path, tmp_path: Path) -> None:
+    _, out, _ = run("scan", str(tree), "-f", "json", "-q")
+    pairs = json.loads(out)["pairs"]
+    _, lines, _ = run("scan", str(tree), "-f", "jsonl", "-q")
+    assert [json.loads(line) for line in lines.splitlines()] == pairs
+    target = tmp_path / "out.csv"
+    code, out, _ = run("scan", str(tree), "-f", "csv", "-o", str(target), "-q")
+    assert code == ExitCode.OK and out == ""
+    rows = list(csv.DictReader(io.StringIO(target.read_text())))
+    assert [(r["a"], r["b"], float(r["jaccard"])) for r in rows] == [(p["a"], p["b"], p["jaccard"]) for p in pairs]
+
+
+def test_fail_on_pairs_exit_codes(tree: Path, make_tree: TreeFactory) -> None:
+    assert run("scan", str(tree), "--fail-on-pairs", "-q")[0] == ExitCode.PAIRS_FOUND
+    assert run("scan", str(tree / "c" / "other.go"), "--fail-on-pairs", "-q")[0] == ExitCode.OK
+    assert run("scan", str(make_tree({}, root="empty")), "--fail-on-pairs")[0] == ExitCode.OK
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--threshold", "80"], "--threshold must be above 0 and at most 1 (got 80; did you mean 0.8?)"),
+        (["--threshold", "0"], "--threshold must be above 0 and at most 1 (got 0)"),
+        (["--bands", "0"], "--bands must be between 1 and 4096 (got 0)"),
+        (["--rows", "x"], "Invalid value for '--rows' / '-r': 'x' is not a valid integer."),
+        (["--bands", "1000", "--rows", "64"], "--bands x --rows must be at most 8192 hashes"),
+        (["--shingle", "0"], "--shingle must be between 1 and 64 (got 0)"),
+        (["--min-shingles", "0"], "--min-shingles must be between 1 and"),
+        (["--max-size", "lots"], "'lots' is not a size; write e.g. 1048576, 512KiB or 1MiB"),
+        (["--format", "xml"], "Invalid value for '--format' / '-f'"),
+        (["--jobs", "-1"], "--jobs must be between 0 and 1024 (got -1)"),
+        (["--exclude", "\\"], "--exclude: invalid glob"),
+    ],
+)
+def test_bad_option_values_get_one_line_and_exit_2(tree: Path, args: list[str], message: str) -> None:
+    code, out, err = run("scan", str(tree), *args)
+    assert code == ExitCode.USAGE
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("minhashdup: error: ")
+    assert message in err
+
+
+def test_missing_path_and_unwritable_output(tree: Path) -> None:
+    code, _, err = run("scan", str(tree / "nope"))
+    assert code == ExitCode.USAGE
+    assert err == f"minhashdup: error: {tree / 'nope'}: no such file or folder; check the PATH argument\n"
+    code, _, err = run("scan")
+    assert code == ExitCode.USAGE and "Missing argument 'PATHS...'" in err
+    code, _, err = run("scan", str(tree), "-o", str(tree / "no" / "dir" / "out.json"))
+    assert code == ExitCode.USAGE and "cannot write" in err and "choose another --output" in err
+
+
+def test_max_size_accepts_units(tree: Path) -> None:
+    code, out, _ = run("scan", str(tree), "--max-size", "1KiB", "-f", "json", "-q")
+    assert code == ExitCode.OK
+    assert json.loads(out)["params"]["max_size"] == 1024
+    assert json.loads(out)["stats"]["skipped"]["too-large"] == 4
+
+
+def test_verbose_lists_every_skipped_file(tree: Path) -> None:
+    _, _, err = run("scan", str(tree), "-v", "-f", "json")
+    assert f"{tree / 'data.bin'}: binary (contains NUL bytes)" in err
+
+
+def test_python_dash_m_runs_the_same_cli(tree: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "minhashdup", "scan", str(tree), "-f", "json", "-q", "--fail-on-pairs"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.PAIRS_FOUND
+    assert json.loads(proc.stdout)["pairs"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "minhashdup", "scan", str(tree), "-t", "nan"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == ExitCode.USAGE
+    assert "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1

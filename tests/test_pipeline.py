@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from minhashdup import Config, collect, scan, signature
+from minhashdup import extract as extract_module
+from minhashdup.sketch import MinHash
+
+from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go
+
+
+def planted_tree(make_tree: TreeFactory, seed: int = 5) -> Path:
+    """Go files with near-copies at several edit distances, exact copies and unrelated files."""
+    rng = random.Random(seed)
+    files: dict[str, str | bytes] = {}
+    for n in range(6):
+        blocks = go_file(rng, 12)
+        files[f"pkg{n}/orig.go"] = render_go(blocks)
+        files[f"pkg{n}/copy/edited.go"] = render_go(near_copy(blocks, rng, n), package="copy")
+    files["copies/one.go"] = files["pkg0/orig.go"]
+    files["copies/two.go"] = files["pkg0/orig.go"]
+    files["copies/three.go"] = files["pkg0/orig.go"].replace("package gen", "// a comment only\npackage gen")
+    files["doc.go"] = "// Package gen is generated.\n//\n// Nothing but comments here.\npackage gen\n"
+    files["doc2.go"] = "// Package gen2 is documented too.\npackage gen\n"
+    files["empty.go"] = ""
+    files["unrelated.go"] = render_go(go_file(rng, 10))
+    return make_tree(files)
+
+
+def _strip_timings(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["stats"].pop("seconds")
+    doc["stats"].pop("cpu_seconds")
+    return doc
+
+
+def test_every_true_pair_is_found_with_its_exact_jaccard(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    config = Config(bands=32, rows=2, threshold=0.3, jobs=1)  # P(0.3) > 0.95: recall is not at stake here
+    result = scan([str(root)], config)
+    compared = sorted(p for p in map(str, root.rglob("*.go")) if len(oracle_shingles(Path(p))) >= 20)
+    truth = {}
+    for a, b in itertools.combinations(compared, 2):
+        j = oracle_jaccard(Path(a), Path(b))
+        if j >= 0.3:
+            truth[(a, b)] = j
+    found = {(p.a, p.b): p.jaccard for p in result.pairs}
+    assert found.keys() == truth.keys()
+    for key, j in truth.items():
+        assert found[key] == pytest.approx(j, abs=1e-12)
+    assert len(truth) >= 10  # the planted pairs span the threshold
+    assert any(j < 0.6 for j in truth.values()) and any(j == 1.0 for j in truth.values())
+
+
+def test_identical_files_are_one_group_and_all_their_pairs_are_reported(make_tree: TreeFactory) -> None:
+    rng = random.Random(1)
+    text = render_go(go_file(rng, 8))
+    other = render_go(near_copy(go_file(random.Random(1), 8), rng, 1))
+    files: dict[str, str | bytes] = {f"c{i:02}.go": text for i in range(40)}
+    files["near.go"] = other
+    result = scan([str(make_tree(files))], Config(jobs=1))
+    assert result.stats.distinct_sets == 2
+    assert result.stats.identical_groups == 1
+    assert result.stats.candidates <= 1  # one representative per group goes to MinHash
+    ones = [p for p in result.pairs if p.jaccard == 1.0]
+    assert len(ones) == 40 * 39 // 2
+    assert len(result.pairs) == 40 * 39 // 2 + 40  # every copy pairs with the near copy
+    assert [len(c.files) for c in result.clusters] == [41]
+
+
+def test_empty_and_comment_only_files_are_dropped_and_counted(make_tree: TreeFactory) -> None:
+    result = scan([str(planted_tree(make_tree))], Config(jobs=1))
+    paths = {p for pair in result.pairs for p in (pair.a, pair.b)}
+    assert not any(p.endswith(("doc.go", "doc2.go", "empty.go")) for p in paths)
+    assert result.stats.skipped["too-few-shingles"] == 3
+    reasons = {Path(n.path).name: n.message for n in result.skips}
+    assert reasons["doc.go"].startswith("too-few-shingles (0 distinct shingles")
+
+
+def test_output_is_the_same_for_any_number_of_workers(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # use worker processes even for a small tree
+    root = planted_tree(make_tree)
+    docs = [_strip_timings(scan([str(root)], Config(jobs=j)).to_dict()) for j in (1, 2, 3, 2)]
+    assert docs[0]["pairs"]
+    assert all(d == docs[0] for d in docs[1:])
+
+
+def test_one_bad_file_does_not_lose_the_others(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = planted_tree(make_tree)
+    (root / "pkg1" / "crash.go").write_text((root / "pkg1" / "orig.go").read_text() + "// CRASH_ME\n")
+    real = extract_module.significant_tokens
+
+    def flaky(lexer: Any, text: str) -> Any:
+        if "CRASH_ME" in text:
+            raise RuntimeError("lexer crashed")
+        return real(lexer, text)
+
+    monkeypatch.setattr(extract_module, "significant_tokens", flaky)
+    baseline = scan([str(root)], Config(jobs=1))
+    crashed = [n for n in baseline.skips if n.message.startswith("lex-error")]
+    assert [Path(n.path).name for n in crashed] == ["crash.go"]
+    assert "RuntimeError: lexer crashed" in crashed[0].message
+    assert baseline.pairs and baseline.stats.files_scanned == baseline.stats.files_walked - len(crashed)
+
+
+def test_scan_signature_equals_the_minhash_object(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    config = Config(jobs=1)
+    corpus = collect([str(root)], config)
+    sigs = signature.signatures_of_sets(corpus.sets[:3], signature.hash_seeds(config.seed, config.num_hashes))
+    assert np.array_equal(np.stack(corpus.signatures[:3]), sigs)  # made while lexing, the same
+    for row, shingles in zip(sigs, corpus.sets[:3], strict=True):
+        mh = MinHash(config.num_hashes, seed=config.seed)
+        mh.update_hashes(shingles)
+        assert np.array_equal(mh.signature, row)
+
+
+def test_empty_tree_is_a_valid_scan(tmp_path: Path) -> None:
+    result = scan([str(tmp_path)], Config())
+    assert result.pairs == [] and result.clusters == [] and result.stats.files_walked == 0

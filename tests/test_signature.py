@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minhashdup import signature as sig
+from minhashdup.hashing import mix64
+from minhashdup.sketch import MinHash
+
+
+def _pair_with_overlap(seed: int, common: int, only_a: int, only_b: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    values = np.unique(rng.integers(0, 2**63, common + only_a + only_b + 64, dtype=np.uint64))
+    rng.shuffle(values)
+    shared = values[:common]
+    a = np.concatenate([shared, values[common : common + only_a]])
+    b = np.concatenate([shared, values[common + only_a : common + only_a + only_b]])
+    return np.sort(a), np.sort(b)
+
+
+@settings(derandomize=True, max_examples=150)
+@given(st.integers(0, 2**32), st.integers(0, 300), st.integers(0, 300), st.integers(0, 300))
+def test_estimate_within_four_standard_deviations(seed: int, common: int, only_a: int, only_b: int) -> None:
+    a, b = _pair_with_overlap(seed, common, only_a, only_b)
+    if len(a) + len(b) == 0:
+        return
+    true_j = common / (common + only_a + only_b)
+    seeds = sig.hash_seeds(7, 256)
+    estimate = float(sig.agreement(sig.signature(a, seeds), sig.signature(b, seeds)))
+    assert abs(estimate - true_j) <= 4 * sig.standard_error(true_j, 256) + 1e-12
+
+
+def test_identical_sets_have_identical_signatures_and_empty_is_sentinel() -> None:
+    seeds = sig.hash_seeds(1, 16)
+    a = np.array([3, 9, 27], dtype=np.uint64)
+    assert float(sig.agreement(sig.signature(a, seeds), sig.signature(a.copy(), seeds))) == 1.0
+    assert (sig.signature(np.empty(0, dtype=np.uint64), seeds) == sig.EMPTY).all()
+
+
+@pytest.mark.usefixtures("monkeypatch_block")
+@given(st.lists(st.sets(st.integers(0, 2**64 - 1), max_size=40), max_size=12), st.integers(0, 2**64 - 1))
+def test_batched_signatures_equal_the_definition(sets: list[set[int]], seed: int) -> None:
+    seeds = sig.hash_seeds(seed, 8)
+    arrays = [np.array(sorted(s), dtype=np.uint64) for s in sets]
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in arrays], out=offsets[1:])
+    values = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+    got = sig.signatures(values, offsets, seeds)
+    for row, s in zip(got.tolist(), sets, strict=True):
+        # The definition, one value at a time: h_i(x) = mix64(x ^ seed_i), then the minimum.
+        want = [min((int(mix64([x ^ int(si)])[0]) for x in s), default=int(sig.EMPTY)) for si in seeds]
+        assert row == want
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_block() -> Iterator[None]:
+    # Tiny blocks so that sets straddle block boundaries in the batched computation.
+    old = sig._BLOCK_CELLS
+    sig._BLOCK_CELLS = 8 * 5
+    yield None
+    sig._BLOCK_CELLS = old
+
+
+@given(st.sets(st.text(max_size=5), max_size=30), st.sets(st.text(max_size=5), max_size=30))
+def test_merge_is_the_signature_of_the_union(a: set[str], b: set[str]) -> None:
+    ma, mb = MinHash(64, items=a), MinHash(64, items=b)
+    assert ma.merge(mb) == MinHash(64, items=a | b)
+    assert ma.merge(mb) == mb.merge(ma)
+    assert ma == MinHash(64, items=a)  # merge leaves its operands alone

@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from minhashdup.errors import ConfigError, InputPathError
+from minhashdup.walk import SkipReason, walk
+
+from .conftest import TreeFactory
+
+GO = "package x\n"
+
+
+def _files(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.path for f in result.files]
+
+
+def _skips(result) -> dict[str, SkipReason]:  # type: ignore[no-untyped-def]
+    return {s.path: s.reason for s in result.skips}
+
+
+def test_globs_match_names_folders_and_rooted_paths(make_tree: TreeFactory) -> None:
+    root = make_tree(
+        {
+            "a.go": GO,
+            "a_test.go": GO,
+            "pkg/b.go": GO,
+            "pkg/testdata/c.go": GO,
+            "cmd/go/main.go": GO,
+            "vendor/cmd/go/keep.go": GO,
+            "notes.md": "# hi",
+        }
+    )
+    result = walk([str(root)], exclude=["*_test.go", "testdata", "/cmd/go"], include=["*.go"])
+    rel = sorted(os.path.relpath(p, root) for p in _files(result))
+    assert rel == ["a.go", "pkg/b.go", "vendor/cmd/go/keep.go"]
+    skips = {os.path.relpath(p.rstrip("/"), root): r for p, r in _skips(result).items()}
+    assert skips == {
+        "a_test.go": SkipReason.EXCLUDED,
+        "pkg/testdata": SkipReason.EXCLUDED,
+        "cmd/go": SkipReason.EXCLUDED,
+        "notes.md": SkipReason.NOT_INCLUDED,
+    }
+
+
+def test_paths_are_shown_under_the_path_given(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_tree({"sub/a.go": GO})
+    monkeypatch.chdir(root.parent)
+    assert _files(walk(["tree"])) == ["tree/sub/a.go"]
+    assert _files(walk(["./tree/"])) == ["./tree/sub/a.go"]
+
+
+def test_gitignore_chain_negation_and_info_exclude(make_tree: TreeFactory) -> None:
+    repo = make_tree(
+        {
+            ".git/info/exclude": "secret.go\n",
+            ".gitignore": "build/\n*.gen.go\n",
+            "src/.gitignore": "!keep.gen.go\n",
+            "src/a.go": GO,
+            "src/x.gen.go": GO,
+            "src/keep.gen.go": GO,
+            "src/secret.go": GO,
+            "src/build/out.go": GO,
+            "build/top.go": GO,
+        },
+        root="repo",
+    )
+    # Scanning a subfolder still honours the repository's top-level rules.
+    result = walk([str(repo / "src")])
+    assert sorted(Path(p).name for p in _files(result)) == [".gitignore", "a.go", "keep.gen.go"]
+    reasons = {Path(p.rstrip("/")).name: r for p, r in _skips(result).items()}
+    assert reasons == {
+        "x.gen.go": SkipReason.GITIGNORED,
+        "secret.go": SkipReason.GITIGNORED,
+        "build": SkipReason.GITIGNORED,
+    }
+    everything = walk([str(repo)], gitignore=False)
+    assert len(everything.files) == 8  # six .go files and two .gitignore files
+    assert _skips(everything) == {str(repo / ".git") + "/": SkipReason.VCS}
+
+
+def test_too_large_and_special_files(make_tree: TreeFactory) -> None:
+    root = make_tree({"big.go": "x" * 2000, "small.go": GO})
+    os.mkfifo(root / "pipe.go")
+    result = walk([str(root)], max_size=1000)
+    assert [Path(p).name for p in _files(result)] == ["small.go"]
+    assert {Path(p).name: r for p, r in _skips(result).items()} == {
+        "big.go": SkipReason.TOO_LARGE,
+        "pipe.go": SkipReason.SPECIAL,
+    }
+
+
+def test_symlinks_stay_inside_the_root_and_each_file_is_scanned_once(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = make_tree({"real/a.go": GO, "real/deep/b.go": GO})
+    outside = tmp_path / "outside.go"
+    outside.write_text(GO)
+    os.symlink(root / "real" / "a.go", root / "alias.go")  # link to a file walked anyway
+    os.symlink(root / "real", root / "again")  # folder link: its files are duplicates
+    os.symlink(root, root / "real" / "deep" / "loop")  # link to an ancestor: a cycle
+    os.symlink(outside, root / "escape.go")
+    os.symlink(root / "missing.go", root / "dangling.go")
+    os.symlink("self.go", root / "self.go")  # a link to itself
+    result = walk([str(root)])
+    assert sorted(os.path.relpath(p, root) for p in _files(result)) == ["real/a.go", "real/deep/b.go"]
+    skips = {os.path.relpath(p.rstrip("/"), root): r for p, r in _skips(result).items()}
+    assert skips == {
+        "alias.go": SkipReason.DUPLICATE,
+        "again/a.go": SkipReason.DUPLICATE,
+        "again/deep/b.go": SkipReason.DUPLICATE,
+        "again/deep/loop": SkipReason.CYCLE,
+        "real/deep/loop": SkipReason.CYCLE,
+        "escape.go": SkipReason.OUTSIDE,
+        "dangling.go": SkipReason.DANGLING,
+        "self.go": SkipReason.CYCLE,
+    }
+
+
+def test_link_to_a_file_not_otherwise_walked_is_scanned(make_tree: TreeFactory) -> None:
+    root = make_tree({"hidden/a.go": GO, "b.go": GO})
+    os.symlink(root / "hidden" / "a.go", root / "link.go")
+    result = walk([str(root)], exclude=["hidden"])
+    assert sorted(Path(p).name for p in _files(result)) == ["b.go", "link.go"]
+
+
+def test_named_files_and_overlapping_roots(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.go": GO, "sub/b.go": GO, "a_test.go": GO})
+    result = walk([str(root / "a_test.go"), str(root), str(root / "sub")], exclude=["*_test.go"])
+    # A file named on the command line is scanned even though it matches --exclude.
+    assert _files(result) == [str(root / "a_test.go"), str(root / "a.go"), str(root / "sub" / "b.go")]
+    assert [(Path(s.path).name, s.reason) for s in result.skips] == [
+        ("a_test.go", SkipReason.EXCLUDED),
+        ("b.go", SkipReason.DUPLICATE),
+    ]
+
+
+def test_unreadable_folder_is_reported(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_tree({"ok/a.go": GO, "locked/b.go": GO})
+    real_listdir = os.listdir
+
+    def listdir(path: str) -> list[str]:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    result = walk([str(root)])
+    assert [Path(p).name for p in _files(result)] == ["a.go"]
+    assert _skips(result) == {str(root / "locked"): SkipReason.UNREADABLE}
+
+
+def test_missing_path_and_bad_glob_are_errors(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.go": GO})
+    with pytest.raises(InputPathError, match="no such file or folder"):
+        walk([str(root / "nope")])
+    with pytest.raises(ConfigError, match="--exclude"):
+        walk([str(root)], exclude=["\\"])
