@@ -25,6 +25,7 @@ from minhashdup.options import (
 from minhashdup.pipeline import ProgressBar, ProgressFactory, scan
 from minhashdup.report import render
 from minhashdup.result import Result
+from minhashdup.walk import SkipReason
 
 _NOTICE_LIMIT = 20
 _ALWAYS_LISTED = ("unreadable", "lex-error")
@@ -148,17 +149,28 @@ def _report_notices(result: Result, quiet: bool, verbose: bool) -> None:
     err: TextIO = sys.stderr
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    listed = [n for n in result.skips if verbose or n.message.split(" ")[0] in _ALWAYS_LISTED]
+    listed = [n for n in result.skips if verbose or n.reason in _ALWAYS_LISTED]
     if not quiet:
         for notice in listed[:_NOTICE_LIMIT] if not verbose else listed:
             click.echo(f"{notice.path}: {notice.message}", err=True)
         if not verbose and len(listed) > _NOTICE_LIMIT:
             click.echo(f"... and {len(listed) - _NOTICE_LIMIT} more; -v lists them all", err=True)
-    counts = Counter(n.message.split(" ")[0] for n in result.skips)
+    line = skip_summary(result, verbose)
+    if line:
+        click.echo(line, file=err)
+
+
+def skip_summary(result: Result, verbose: bool = False) -> str:
+    """One line: files skipped by reason, then what the globs and .gitignore filtered out."""
+    counts = Counter(n.reason for n in result.skips)
+    filtered = {k: v for k, v in sorted(result.stats.skipped.items()) if SkipReason(k).is_filter}
+    parts = []
     if counts:
-        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        hint = "" if verbose else "; -v lists them"
-        click.echo(f"skipped {sum(counts.values())} files: {summary}{hint}", file=err)
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        parts.append(f"skipped {sum(counts.values())} files: {reasons}" + ("" if verbose else " (-v lists them)"))
+    if filtered:
+        parts.append("filtered out: " + ", ".join(f"{k} {v}" for k, v in filtered.items()))
+    return "; ".join(parts)
 
 
 def main() -> None:

@@ -186,11 +186,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
         for o in oversize
     ]
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
-    notices = [
-        Notice(s.path, f"{s.reason.value}" + (f" ({s.detail})" if s.detail else ""))
-        for s in skips
-        if not s.reason.is_filter
-    ]
+    notices = [Notice(s.path, s.reason.value, s.detail) for s in skips if not s.reason.is_filter]
     return Result(config.params(), stats, pairs, clusters, notices, warnings)
 
 

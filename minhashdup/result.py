@@ -88,10 +88,16 @@ class Stats:
 
 @dataclasses.dataclass(frozen=True)
 class Notice:
-    """Something the user should see on stderr: a skipped file or a warning."""
+    """A file that was not compared, and why: ``reason`` is a ``stats.skipped`` key."""
 
     path: str
-    message: str
+    reason: str
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        """``reason (detail)``, as shown on stderr."""
+        return f"{self.reason} ({self.detail})" if self.detail else self.reason
 
 
 @dataclasses.dataclass

@@ -60,7 +60,7 @@ def test_json_document_shape_and_params(tree: Path) -> None:
     assert list(pair) == ["a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common"]
     assert pair["jaccard"] == pytest.approx(pair["common"] / (pair["shingles_a"] + pair["shingles_b"] - pair["common"]))
     assert doc["stats"]["skipped"] == {"binary": 1, "excluded": 1}
-    assert "skipped 1 files: binary 1" in err
+    assert err == "skipped 1 files: binary 1 (-v lists them); filtered out: excluded 1\n"
 
 
 def test_table_lists_pairs_then_summary(tree: Path) -> None:
@@ -152,3 +152,32 @@ def test_python_dash_m_runs_the_same_cli(tree: Path) -> None:
     )
     assert bad.returncode == ExitCode.USAGE
     assert "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_oversize_bucket_warns_with_size_and_example(make_tree: TreeFactory) -> None:
+    rng = random.Random(4)
+    blocks = go_file(rng, 10)
+    # Five files differing only in a last line: nearly all bands put all five in one bucket.
+    files: dict[str, str | bytes] = {f"v{i}.go": render_go(blocks) + f"var v{i} = {i}\n" for i in range(5)}
+    code, out, err = run("scan", str(make_tree(files)), "--max-bucket", "3", "-f", "json", "-q")
+    assert code == ExitCode.OK
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert warnings and all("files (e.g. " in w and "exceeds --max-bucket 3" in w for w in warnings)
+    assert json.loads(out)["stats"]["oversize_buckets"] == len(warnings)
+
+
+def test_unreadable_file_is_always_listed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_open = builtins.open
+
+    def guarded(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file).endswith("other.go"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    code, out, err = run("scan", str(tree), "-j", "1", "-f", "json")
+    assert code == ExitCode.OK
+    assert f"{tree / 'c' / 'other.go'}: unreadable (Permission denied)" in err.splitlines()
+    assert json.loads(out)["pairs"]  # the other files are still compared
