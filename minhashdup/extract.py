@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
@@ -113,11 +115,53 @@ def extract_all(
             if on_done:
                 on_done(1)
         return
-    with process_pool(min(workers, len(files))) as pool:
-        for results in pool.imap_unordered(_extract_batch, _batches(files, shingle, workers, seeds)):
-            yield from results
-            if on_done:
-                on_done(len(results))
+    for results in _in_workers(list(_batches(files, shingle, workers, seeds)), min(workers, len(files))):
+        yield from results
+        if on_done:
+            on_done(len(results))
+
+
+def _in_workers(batches: list[_Batch], workers: int) -> Iterator[list[Extracted]]:
+    """Run the batches in worker processes; a file that kills its worker is isolated.
+
+    When a worker dies (killed for memory, a crash in native code), the unfinished files
+    are run again one per task in a single process, in order: the first one that kills
+    that process is reported as a ``lex-error`` and the rest go on in parallel again.
+    """
+    pending = batches
+    while pending:
+        done: set[int] = set()
+        try:
+            with process_pool(workers) as executor:
+                futures = {executor.submit(_extract_batch, b): k for k, b in enumerate(pending)}
+                for future in as_completed(futures):
+                    result = future.result()  # raises BrokenProcessPool once a worker died
+                    done.add(futures[future])
+                    yield result
+            pending = []
+        except BrokenProcessPool:
+            left = [b for k, b in enumerate(pending) if k not in done]
+            singles: list[_Batch] = [((item,), shingle, seeds) for items, shingle, seeds in left for item in items]
+            pending = yield from _isolate(singles)
+
+
+def _isolate(singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
+    """Run one file per task in one process, in order, until the file that kills it.
+
+    Returns:
+        The files after that one, to go back to the parallel pool.
+    """
+    done = 0
+    try:
+        with process_pool(1) as executor:
+            for result in executor.map(_extract_batch, singles):
+                done += 1
+                yield result
+    except BrokenProcessPool:
+        ((index, _),), _, _ = singles[done]
+        yield [Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail="the worker process died on this file")]
+        return singles[done + 1 :]
+    return []
 
 
 def _batches(files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None) -> Iterator[_Batch]:

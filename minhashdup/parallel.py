@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
-from multiprocessing.pool import Pool
+from concurrent.futures import ProcessPoolExecutor
 
 
 def start_method() -> str:
@@ -16,9 +16,12 @@ def start_method() -> str:
 _PRELOAD = ["minhashdup.extract", "minhashdup.signature"]
 
 
-def process_pool(workers: int) -> Pool:
-    """A pool of ``workers`` processes, started the safe way; use it as a context manager."""
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """An executor of ``workers`` processes, started the safe way; use it as a context manager.
+
+    A worker that dies makes its futures raise ``BrokenProcessPool`` instead of hanging.
+    """
     ctx = multiprocessing.get_context(start_method())
     if isinstance(ctx, multiprocessing.context.ForkServerContext):
         ctx.set_forkserver_preload(_PRELOAD)
-    return ctx.Pool(workers)
+    return ProcessPoolExecutor(workers, mp_context=ctx)

@@ -131,7 +131,8 @@ def walk(
         max_size: files over this many bytes are skipped as ``too-large``.
 
     Returns:
-        A :class:`WalkResult`; ``files`` in root order, then depth-first by name.
+        A :class:`WalkResult`; ``files`` in root order; within a folder, its files by
+        name, then its subfolders (depth first) by name.
 
     Raises:
         InputPathError: a path does not exist.
@@ -192,11 +193,12 @@ class _Walker:
             shown, full, rel, rules, ancestors, via_link = stack.pop()
             if gitignore and rel:
                 rules = _with_gitignore(rules, full, shown, self.warnings)
-            children = self._list(shown, full)
-            for name in reversed(children):
+            folders = []
+            for name in self._list(shown, full):  # files in name order, then each folder
                 item = self._visit(shown, full, rel, name, rules, ancestors, root_real, via_link)
                 if item is not None:
-                    stack.append(item)
+                    folders.append(item)
+            stack.extend(reversed(folders))
 
     def _list(self, shown: str, full: str) -> list[str]:
         try:

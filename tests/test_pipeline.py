@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,26 @@ def test_scan_signature_equals_the_minhash_object(make_tree: TreeFactory) -> Non
 def test_empty_tree_is_a_valid_scan(tmp_path: Path) -> None:
     result = scan([str(tmp_path)], Config())
     assert result.pairs == [] and result.clusters == [] and result.stats.files_walked == 0
+
+
+def crash_on_marker(batch: Any) -> Any:
+    """Stands in for the worker's batch function: dies like a killed process on marked files."""
+    for _, path in batch[0]:
+        if "KILL_WORKER" in Path(path).read_text():
+            os._exit(9)
+    # Pickled by name, this runs in a fresh worker, where _extract_batch is the real one.
+    return extract_module._extract_batch(batch)
+
+
+def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = planted_tree(make_tree)
+    (root / "pkg2" / "killer.go").write_text((root / "pkg2" / "orig.go").read_text() + "// KILL_WORKER\n")
+    expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("killer.go",))).to_dict())
+    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(extract_module, "_extract_batch", crash_on_marker)
+    result = scan([str(root)], Config(jobs=2))
+    assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
+        ("killer.go", "lex-error (the worker process died on this file)")
+    ]
+    got = _strip_timings(result.to_dict())
+    assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]

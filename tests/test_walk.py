@@ -156,3 +156,9 @@ def test_missing_path_and_bad_glob_are_errors(make_tree: TreeFactory) -> None:
         walk([str(root / "nope")])
     with pytest.raises(ConfigError, match="--exclude"):
         walk([str(root)], exclude=["\\"])
+
+
+def test_walk_order_is_files_by_name_then_folders(make_tree: TreeFactory) -> None:
+    root = make_tree({"b.go": GO, "a/z.go": GO, "a/y/x.go": GO, "c.go": GO, "a/b.go": GO})
+    rel = [os.path.relpath(p, root) for p in _files(walk([str(root)]))]
+    assert rel == ["b.go", "c.go", "a/b.go", "a/z.go", "a/y/x.go"]
