@@ -96,8 +96,9 @@ def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
     """MinHash signature of one set of 64-bit hashes (``K`` minima)."""
     values = np.asarray(values, dtype=np.uint64)
     if 0 < len(values) * len(seeds) <= _BLOCK_CELLS:  # one block: skip the batch bookkeeping
-        z = np.bitwise_xor(values[:, None], seeds[None, :])
-        small: UInt64Array = mix64_inplace(z).min(axis=0)
+        # (K, n) layout: each hash function's minimum is a reduction over contiguous memory.
+        z = np.bitwise_xor(seeds[:, None], values[None, :])
+        small: UInt64Array = mix64_inplace(z).min(axis=1)
         return small
     out: UInt64Array = signatures(values, np.array([0, len(values)]), seeds)[0]
     return out
