@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.hashing import U64, UInt64Array, mix64_inplace
+from minhashdup.runs import pairs_in_runs, runs
 
 IntArray = npt.NDArray[np.int64]
 _COMBINE = U64(0xD6E8FEB86659FD93)
@@ -27,15 +28,18 @@ class Oversize:
     example: int  # index of one item in it
 
 
-def candidate_probability(s: npt.ArrayLike, bands: int, rows: int) -> npt.NDArray[np.float64]:
-    """``P(s) = 1 - (1 - s**rows)**bands``: chance that a pair of similarity ``s`` is a candidate.
+def candidate_probability(s: npt.ArrayLike, bands: int, rows: int, bits: int = 64) -> npt.NDArray[np.float64]:
+    """``P(s) = 1 - (1 - p**rows)**bands``: chance that a pair of similarity ``s`` is a candidate.
+
+    ``p`` is the chance that one row agrees: ``s``, plus ``(1 - s) 2**-bits`` with b-bit values.
 
     Example:
         >>> round(float(candidate_probability(0.5, 12, 4)), 3)
         0.539
     """
     s = np.asarray(s, dtype=np.float64)
-    return np.asarray(1.0 - (1.0 - s**rows) ** bands)
+    p = s if bits >= 64 else s + (1.0 - s) * 2.0**-bits
+    return np.asarray(1.0 - (1.0 - p**rows) ** bands)
 
 
 def knee(bands: int, rows: int) -> float:
@@ -94,16 +98,12 @@ def candidate_pairs(keys: UInt64Array, max_bucket: int) -> tuple[IntArray, list[
 def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray, list[tuple[int, int]]]:
     """Pair codes ``i * n + j`` of one band's buckets, and the (size, example) of big ones."""
     order = np.argsort(column, kind="stable")
-    ordered = column[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    sizes = np.diff(np.r_[starts, n])
+    starts, sizes = runs(column[order])
     big = [(int(sizes[i]), int(order[starts[i]])) for i in np.flatnonzero(sizes > max_bucket)]
+    keep = sizes <= max_bucket
     codes: list[IntArray] = []
-    for size in np.unique(sizes[(sizes >= 2) & (sizes <= max_bucket)]):
-        first = starts[sizes == size]
-        p, q = np.triu_indices(int(size), 1)
-        a = order[first[:, None] + p[None, :]].ravel()
-        b = order[first[:, None] + q[None, :]].ravel()
+    for p, q in pairs_in_runs(starts[keep], sizes[keep]):
+        a, b = order[p], order[q]
         codes.append(np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b))
     merged = np.concatenate(codes) if codes else np.empty(0, dtype=np.int64)
     return merged, big

@@ -15,6 +15,7 @@ from minhashdup import __version__
 from minhashdup.errors import ExitCode, MinhashdupError
 from minhashdup.options import (
     config_from,
+    exact_option,
     file_options,
     lsh_options,
     output_options,
@@ -92,6 +93,7 @@ def cli() -> None:
 @file_options
 @token_options
 @lsh_options
+@exact_option
 @output_options
 @run_options
 def scan_command(

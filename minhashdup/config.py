@@ -20,6 +20,8 @@ RESULT_SHAPING = (
     "min_shingles",
     "max_size",
     "max_bucket",
+    "exact",
+    "bits",
     "include",
     "exclude",
     "gitignore",
@@ -39,6 +41,8 @@ class Config:
         min_shingles: files with fewer distinct shingles are dropped before MinHash.
         max_size: files larger than this many bytes are skipped.
         max_bucket: LSH buckets with more files are skipped (and reported).
+        exact: find every pair with the prefix filter instead of LSH (lossless).
+        bits: low bits kept of each MinHash value (b-bit MinHash), 1 to 64.
         include: gitignore-style globs; when given, only matching files are scanned.
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
@@ -60,6 +64,8 @@ class Config:
     min_shingles: int = 20
     max_size: int = MIB
     max_bucket: int = 1000
+    exact: bool = False
+    bits: int = 64
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     gitignore: bool = True
@@ -80,6 +86,7 @@ class Config:
         _check_int("max-size", self.max_size, 1, 2**62)
         _check_int("max-bucket", self.max_bucket, 2, 10**7)
         _check_int("jobs", self.jobs, 0, 1024)
+        _check_int("bits", self.bits, 1, 64)
         for name in ("include", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):

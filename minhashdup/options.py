@@ -126,6 +126,21 @@ lsh_options = _stack(
         show_default=True,
         help="LSH buckets with more files than this are skipped with a warning (bounds time and memory).",
     ),
+    click.option(
+        "--bits",
+        type=int,
+        default=_DEFAULT.bits,
+        show_default=True,
+        help="Keep only this many low bits of each MinHash value (b-bit MinHash, 1-64): K x bits / 8 bytes"
+        " per file; estimates are corrected for chance agreement.",
+    ),
+)
+
+exact_option = click.option(
+    "--exact",
+    is_flag=True,
+    help="Find every pair at or above --threshold, without LSH: prefix, size and positional filters,"
+    " then the exact check. Lossless; slower at low thresholds.",
 )
 
 run_options = _stack(
@@ -160,6 +175,8 @@ def config_from(options: dict[str, Any]) -> Config:
         min_shingles=options["min_shingles"],
         max_size=options["max_size"],
         max_bucket=options["max_bucket"],
+        exact=options.get("exact", False),
+        bits=options["bits"],
         include=tuple(options["include"]),
         exclude=tuple(options["exclude"]),
         gitignore=not options["no_gitignore"],

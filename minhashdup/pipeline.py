@@ -146,10 +146,27 @@ def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Gro
     return Groups(list(by_key.values()))
 
 
-def find_pairs(corpus: Corpus, config: Config) -> Result:
-    """MinHash, banding and the exact check over an already collected :class:`Corpus`."""
-    stats = corpus.stats
-    timer = functools.partial(_timed, stats.seconds)
+@dataclasses.dataclass
+class Prepared:
+    """The files that go to comparison: big enough, grouped by identical set."""
+
+    corpus: Corpus
+    groups: Groups
+    skips: list[Skip]
+
+    @property
+    def reps(self) -> list[int]:
+        """Corpus index of each group's representative."""
+        return self.groups.representatives
+
+    @property
+    def rep_sets(self) -> list[UInt64Array]:
+        """Shingle set of each representative, in group order."""
+        return [self.corpus.sets[i] for i in self.reps]
+
+
+def prepare(corpus: Corpus, config: Config) -> Prepared:
+    """Drop files under ``--min-shingles`` (recorded as skips) and group identical sets."""
     keep = comparable(corpus, config.min_shingles)
     kept = set(keep)
     skips = list(corpus.skips)
@@ -158,36 +175,60 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
             detail = f"{len(s)} distinct shingles < --min-shingles {config.min_shingles}"
             skips.append(Skip(corpus.paths[i], SkipReason.TOO_SMALL, detail))
     groups = identical_groups(corpus.sets, keep)
-    reps = groups.representatives
+    stats = corpus.stats
     stats.files_compared = len(keep)
-    stats.distinct_sets = len(reps)
+    stats.distinct_sets = len(groups.members)
     stats.identical_groups = sum(len(m) > 1 for m in groups.members)
     stats.shingles = int(sum(len(corpus.sets[i]) for i in keep))
+    return Prepared(corpus, groups, skips)
+
+
+def lsh_candidates(sigs: UInt64Array, config: Config) -> tuple[np.ndarray, list[banding.Oversize]]:
+    """Candidate pairs of signature rows: those sharing a whole band."""
+    keys = banding.band_keys(sigs, config.bands, config.rows)
+    return banding.candidate_pairs(keys, config.max_bucket)
+
+
+def find_pairs(corpus: Corpus, config: Config) -> Result:
+    """MinHash, candidates (LSH bands, or the prefix filter with ``config.exact``) and the
+    exact check over an already collected :class:`Corpus`."""
+    stats = corpus.stats
+    timer = functools.partial(_timed, stats.seconds)
+    prep = prepare(corpus, config)
     with timer("signature"):
-        sigs = _signatures(corpus, reps, config)
-    with timer("bands"):
-        keys = banding.band_keys(sigs, config.bands, config.rows)
-        cand, oversize = banding.candidate_pairs(keys, config.max_bucket)
+        sigs = rep_signatures(prep, config)
+    oversize: list[banding.Oversize] = []
+    if config.exact:
+        with timer("prefix"):
+            cand = exact.prefix_candidates(prep.rep_sets, config.threshold)
+    else:
+        with timer("bands"):
+            cand, oversize = lsh_candidates(sigs, config)
     stats.candidates = len(cand)
     stats.oversize_buckets = len(oversize)
     with timer("exact"):
-        rep_sets = [corpus.sets[i] for i in reps]
-        ok, common, jac = exact.verify(cand, rep_sets, config.threshold)
-        est = signature.agreement(sigs[ok[:, 0]], sigs[ok[:, 1]]) if len(ok) else np.empty(0)
+        ok, common, jac = exact.verify(cand, prep.rep_sets, config.threshold)
+        est = signature.estimate(sigs[ok[:, 0]], sigs[ok[:, 1]], config.bits) if len(ok) else np.empty(0)
     with timer("cluster"):
-        pairs = _expand(corpus, groups, ok, common, jac, est)
+        pairs = _expand(corpus, prep.groups, ok, common, jac, est)
         clusters = _clusters(pairs)
     stats.verified_pairs = len(pairs)
     stats.clusters = len(clusters)
-    stats.skipped = dict(Counter(s.reason.value for s in skips))
+    stats.skipped = dict(Counter(s.reason.value for s in prep.skips))
+    reps = prep.reps
     warnings = list(corpus.warnings) + [
         f"band {o.band + 1}: a bucket of {o.size} files (e.g. {corpus.paths[reps[o.example]]}) "
         f"exceeds --max-bucket {config.max_bucket}; its pairs were not compared"
         for o in oversize
     ]
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
-    notices = [Notice(s.path, s.reason.value, s.detail) for s in skips if not s.reason.is_filter]
+    notices = [Notice(s.path, s.reason.value, s.detail) for s in prep.skips if not s.reason.is_filter]
     return Result(config.params(), stats, pairs, clusters, notices, warnings)
+
+
+def rep_signatures(prep: Prepared, config: Config) -> UInt64Array:
+    """Signatures of the representatives, cut to ``config.bits`` low bits."""
+    return signature.truncate(_signatures(prep.corpus, prep.reps, config), config.bits)
 
 
 def _signatures(corpus: Corpus, reps: list[int], config: Config) -> UInt64Array:

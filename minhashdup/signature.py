@@ -112,6 +112,35 @@ def agreement(a: UInt64Array, b: UInt64Array) -> npt.NDArray[np.float64]:
     return np.asarray(np.mean(np.asarray(a) == np.asarray(b), axis=-1), dtype=np.float64)
 
 
+def truncate(sigs: UInt64Array, bits: int) -> UInt64Array:
+    """b-bit MinHash (Li and König 2010): keep only the ``bits`` low bits of each minimum.
+
+    A signature of ``K`` values then needs ``K * bits / 8`` bytes; two different minima
+    agree by chance with probability about ``2**-bits``, which :func:`estimate` removes.
+    """
+    if bits >= 64:
+        return sigs
+    return sigs & np.uint64((1 << bits) - 1)
+
+
+def estimate(a: UInt64Array, b: UInt64Array, bits: int = 64) -> npt.NDArray[np.float64]:
+    """Jaccard estimate from (possibly b-bit) signatures.
+
+    With ``b`` bits, P(agree) = J + (1 - J) 2**-b for large sets, so the estimate is
+    ``(agreement - 2**-b) / (1 - 2**-b)``, clipped to [0, 1].
+
+    Example:
+        >>> a = np.array([1, 2, 3, 4], dtype=np.uint64)
+        >>> float(estimate(a, np.array([1, 2, 7, 8], dtype=np.uint64)))
+        0.5
+    """
+    share = agreement(a, b)
+    if bits >= 64:
+        return share
+    chance = 2.0**-bits
+    return np.asarray(np.clip((share - chance) / (1.0 - chance), 0.0, 1.0), dtype=np.float64)
+
+
 def standard_error(jaccard: float, num_hashes: int) -> float:
     """Standard deviation of the MinHash estimate: ``sqrt(J (1 - J) / K)``."""
     return float(np.sqrt(jaccard * (1.0 - jaccard) / num_hashes))

@@ -51,6 +51,8 @@ def test_json_document_shape_and_params(tree: Path) -> None:
         "min_shingles": 20,
         "max_size": 1048576,
         "max_bucket": 1000,
+        "exact": False,
+        "bits": 64,
         "include": [],
         "exclude": ["*_test.go"],
         "gitignore": True,

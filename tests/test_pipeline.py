@@ -58,6 +58,20 @@ def test_every_true_pair_is_found_with_its_exact_jaccard(make_tree: TreeFactory)
     assert any(j < 0.6 for j in truth.values()) and any(j == 1.0 for j in truth.values())
 
 
+@pytest.mark.parametrize("threshold", [0.2, 0.5, 0.9])
+def test_exact_mode_finds_every_pair_the_oracle_finds(make_tree: TreeFactory, threshold: float) -> None:
+    root = planted_tree(make_tree)
+    result = scan([str(root)], Config(exact=True, threshold=threshold, jobs=1))
+    compared = sorted(p for p in map(str, root.rglob("*.go")) if len(oracle_shingles(Path(p))) >= 20)
+    truth = {
+        (a, b): j
+        for a, b in itertools.combinations(compared, 2)
+        if (j := oracle_jaccard(Path(a), Path(b))) >= threshold
+    }
+    assert {(p.a, p.b): pytest.approx(p.jaccard) for p in result.pairs} == truth
+    assert result.to_dict()["params"]["exact"] is True
+
+
 def test_identical_files_are_one_group_and_all_their_pairs_are_reported(make_tree: TreeFactory) -> None:
     rng = random.Random(1)
     text = render_go(go_file(rng, 8))

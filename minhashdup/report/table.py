@@ -79,8 +79,14 @@ def _summary(result: Result) -> str:
             f"files: {s.files_scanned} scanned, {s.files_compared} compared "
             f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
             f"skipped: {escape(skipped)}",
-            f"bands x rows: {params['bands']} x {params['rows']}, candidates: {s.candidates}, "
-            f"verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
+            f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
             f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})",
         ]
     )
+
+
+def _mode(params: dict[str, object]) -> str:
+    if params.get("exact"):
+        return "mode: exact (prefix filter, no pair missed)"
+    bits = "" if params.get("bits", 64) == 64 else f", {params['bits']}-bit values"
+    return f"bands x rows: {params['bands']} x {params['rows']}{bits}"

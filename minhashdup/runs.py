@@ -1,0 +1,73 @@
+"""Pairs inside runs of equal keys: the inner loop shared by LSH buckets and the prefix index.
+
+Pairs come out in chunks of bounded size, so a large run costs time, never a burst of memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+#: Pairs per chunk: about 100 MB of index arrays at most.
+CHUNK_PAIRS = 4_000_000
+
+
+def runs(sorted_keys: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray]:
+    """Start and length of each run of equal values in a sorted array.
+
+    Example:
+        >>> [x.tolist() for x in runs(np.array([3, 3, 5, 7, 7, 7]))]
+        [[0, 2, 3], [2, 1, 3]]
+    """
+    n = len(sorted_keys)
+    if n == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]).astype(np.int64)
+    return starts, np.diff(np.r_[starts, n]).astype(np.int64)
+
+
+def pairs_in_runs(starts: IntArray, sizes: IntArray, chunk: int = CHUNK_PAIRS) -> Iterator[tuple[IntArray, IntArray]]:
+    """Every pair ``(p, q)``, ``p < q``, of positions inside the same run, in chunks.
+
+    Args:
+        starts, sizes: runs as from :func:`runs` (runs of one give no pair).
+        chunk: most pairs per yielded chunk (a single huge run is split by rows).
+
+    Yields:
+        Two arrays of positions (into the sorted array), the same length.
+
+    Example:
+        >>> [(p.tolist(), q.tolist()) for p, q in pairs_in_runs(np.array([0, 3]), np.array([3, 2]))]
+        [([3], [4]), ([0, 0, 1], [1, 2, 2])]
+    """
+    for size in np.unique(sizes[sizes >= 2]).tolist():
+        first = starts[sizes == size]
+        per_run = size * (size - 1) // 2
+        if per_run <= chunk:
+            p, q = np.triu_indices(size, 1)
+            step = max(1, chunk // per_run)
+            for k in range(0, len(first), step):
+                block = first[k : k + step, None]
+                yield (block + p).ravel(), (block + q).ravel()
+        else:
+            for start in first.tolist():
+                yield from _split_run(start, size, chunk)
+
+
+def _split_run(start: int, size: int, chunk: int) -> Iterator[tuple[IntArray, IntArray]]:
+    # Rows i of the upper triangle, as many per chunk as fit.
+    row = 0
+    while row < size - 1:
+        rows = [row]
+        count = size - 1 - row
+        while rows[-1] + 1 < size - 1 and count + (size - 2 - rows[-1]) <= chunk:
+            rows.append(rows[-1] + 1)
+            count += size - 1 - rows[-1]
+        p = np.concatenate([np.full(size - 1 - i, i, dtype=np.int64) for i in rows])
+        q = np.concatenate([np.arange(i + 1, size, dtype=np.int64) for i in rows])
+        yield start + p, start + q
+        row = rows[-1] + 1
