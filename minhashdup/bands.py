@@ -107,3 +107,88 @@ def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray,
         codes.append(np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b))
     merged = np.concatenate(codes) if codes else np.empty(0, dtype=np.int64)
     return merged, big
+
+
+#: Similarities at which ``tune`` shows P(s).
+TUNE_SIMILARITIES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One (bands, rows) setting and its S-curve around a threshold."""
+
+    bands: int
+    rows: int
+    threshold: float
+    bits: int = 64
+
+    @property
+    def hashes(self) -> int:
+        """Signature length ``K = bands * rows``."""
+        return self.bands * self.rows
+
+    @property
+    def knee(self) -> float:
+        """``(1/b)**(1/r)``, where the S-curve rises steepest."""
+        return knee(self.bands, self.rows)
+
+    def p(self, s: float) -> float:
+        """Chance that a pair of similarity ``s`` becomes a candidate."""
+        return float(candidate_probability(s, self.bands, self.rows, self.bits))
+
+    @property
+    def lost_at_threshold(self) -> float:
+        """Share of the pairs of similarity exactly ``threshold`` that LSH misses."""
+        return 1.0 - self.p(self.threshold)
+
+    @property
+    def candidates_per_true_pair(self) -> float:
+        """Expected candidates per true pair if similarities were spread evenly over [0, 1].
+
+        ``integral_0^1 P(s) ds / (1 - t)``: a fixed yardstick to compare settings, not a
+        forecast (real trees have far more dissimilar pairs; ``evaluate`` measures them).
+        """
+        s = np.linspace(0.0, 1.0, 2001)
+        area = float(np.mean(candidate_probability(s, self.bands, self.rows, self.bits)))
+        return area / max(1.0 - self.threshold, 1e-9)
+
+
+#: Rows per band that ``tune`` considers: one row matches on any single shared minimum.
+TUNE_ROWS = range(2, 11)
+
+
+def tune(threshold: float, max_hashes: int = 128, min_recall: float = 0.99, bits: int = 64) -> list[Choice]:
+    """(bands, rows) settings worth considering for ``threshold`` within ``max_hashes``.
+
+    For each ``rows`` in :data:`TUNE_ROWS`, up to three settings: the bands that put the
+    knee nearest the threshold, the fewest bands that reach ``min_recall`` at the threshold,
+    and all the bands the budget allows; and scan's default 12 x 4 when it fits. Sorted by
+    hashes, then rows.
+
+    Example:
+        >>> [(c.bands, c.rows) for c in tune(0.8, max_hashes=12)][:4]
+        [(2, 2), (2, 3), (1, 7), (1, 8)]
+    """
+    found: set[tuple[int, int]] = {(12, 4)} if max_hashes >= 48 else set()
+    for rows in TUNE_ROWS:
+        most = max_hashes // rows
+        if most < 1:
+            break
+        found.add((min(range(1, most + 1), key=lambda b: (abs(knee(b, rows) - threshold), b)), rows))
+        found.add((most, rows))
+        reaching = [b for b in range(1, most + 1) if Choice(b, rows, threshold, bits).p(threshold) >= min_recall]
+        if reaching:
+            found.add((reaching[0], rows))
+    return sorted((Choice(b, r, threshold, bits) for b, r in found), key=lambda c: (c.hashes, c.rows, c.bands))
+
+
+def recommend(choices: list[Choice], min_recall: float = 0.99) -> Choice | None:
+    """Recall first: the fewest hashes with ``P(threshold) >= min_recall``; ties: fewer candidates."""
+    good = [c for c in choices if c.p(c.threshold) >= min_recall]
+    return min(good, key=lambda c: (c.hashes, c.candidates_per_true_pair), default=None)
+
+
+def most_selective(choices: list[Choice], min_recall: float = 0.99) -> Choice | None:
+    """Among settings with ``P(threshold) >= min_recall``, the fewest candidates per true pair."""
+    good = [c for c in choices if c.p(c.threshold) >= min_recall]
+    return min(good, key=lambda c: (c.candidates_per_true_pair, c.hashes), default=None)

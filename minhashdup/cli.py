@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import click
+from click.core import ParameterSource
 from tqdm import tqdm
 
 from minhashdup import __version__
-from minhashdup.errors import ExitCode, MinhashdupError
+from minhashdup.bands import candidate_probability, most_selective, recommend, tune
+from minhashdup.compare import compare_files
+from minhashdup.config import Config
+from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
+from minhashdup.evaluate import evaluate
 from minhashdup.options import (
     config_from,
     exact_option,
@@ -23,8 +30,11 @@ from minhashdup.options import (
     run_options,
     token_options,
 )
-from minhashdup.pipeline import ProgressBar, ProgressFactory, scan
+from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
+from minhashdup.report.comparison import render_comparison_json, render_comparison_table
+from minhashdup.report.evaluation import render_evaluation_json, render_evaluation_table
+from minhashdup.report.tune import render_tune_json, render_tune_table
 from minhashdup.result import Result
 from minhashdup.walk import SkipReason
 
@@ -117,13 +127,184 @@ def scan_command(
         result = scan(list(paths), config, None if quiet else _progress_factory())
     except MinhashdupError as err:
         raise _UsageFailure(str(err)) from None
-    _write(result, fmt, output)
+    _write(functools.partial(render, result, fmt), output)
     _report_notices(result, quiet, verbose)
+    _threshold_hint(config, quiet)
     if fail_on_pairs and result.pairs:
         sys.exit(ExitCode.PAIRS_FOUND)
 
 
 scan_command.name = "scan"
+
+
+def _threshold_hint(config: Config, quiet: bool) -> None:
+    """A --threshold without --bands/--rows keeps 12 x 4: say what that costs in recall."""
+    ctx = click.get_current_context()
+    given = {n for n in ("threshold", "bands", "rows") if ctx.get_parameter_source(n) != ParameterSource.DEFAULT}
+    if quiet or config.exact or given != {"threshold"}:
+        return
+    p = float(candidate_probability(config.threshold, config.bands, config.rows, config.bits))
+    if p >= 0.9:
+        return
+    best = recommend(tune(config.threshold, 128, 0.99, config.bits))
+    advice = f"--bands {best.bands} --rows {best.rows}" if best else "--exact"
+    click.echo(
+        f"note: {config.bands} x {config.rows} finds a pair of similarity {config.threshold:g} with probability "
+        f"{p:.2f}; for recall first try {advice} (see 'minhashdup tune --threshold {config.threshold:g}')",
+        err=True,
+    )
+
+
+@cli.command(
+    epilog="""\b
+Examples:
+  minhashdup tune --threshold 0.5
+  minhashdup tune -t 0.8 --max-hashes 64 --format json
+"""
+)
+@click.option(
+    "--threshold", "-t", type=float, default=0.5, show_default=True, help="Similarity that pairs must reach to count."
+)
+@click.option(
+    "--max-hashes",
+    type=int,
+    default=128,
+    show_default=True,
+    help="Signature budget: settings with bands x rows above it are not listed.",
+)
+@click.option(
+    "--min-recall",
+    type=float,
+    default=0.99,
+    show_default=True,
+    help="Recall at the threshold that the recommendation must reach.",
+)
+@click.option("--bits", type=int, default=64, show_default=True, help="b-bit MinHash values, as for scan.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int, fmt: str) -> None:
+    """Choose --bands and --rows for a threshold: each setting's S-curve, what it loses at the
+    threshold, what it costs in candidates, and a recall-first recommendation.
+
+    A band of one row is never listed: any single shared minimum would make a candidate.
+    """
+    try:
+        Config(threshold=threshold, bits=bits)
+    except MinhashdupError as err:
+        raise _UsageFailure(str(err)) from None
+    if not 2 <= max_hashes <= 8192:
+        raise _UsageFailure(f"--max-hashes must be between 2 and 8192 (got {max_hashes})")
+    if not 0 < min_recall < 1:
+        raise _UsageFailure(f"--min-recall must be above 0 and below 1 (got {min_recall:g})")
+    choices = tune(threshold, max_hashes, min_recall, bits)
+    best, selective = recommend(choices, min_recall), most_selective(choices, min_recall)
+    settings = {"threshold": threshold, "max_hashes": max_hashes, "min_recall": min_recall, "bits": bits}
+    renderer = render_tune_json if fmt == "json" else render_tune_table
+    renderer(choices, best, selective, settings, sys.stdout)
+
+
+tune_command.name = "tune"
+
+
+@cli.command(
+    epilog="""\b
+Example:
+  minhashdup evaluate ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
+"""
+)
+@paths_argument
+@file_options
+@token_options
+@lsh_options
+@click.option(
+    "--low", type=float, default=0.3, show_default=True, help="Lowest similarity counted; bins of 0.1 from here to 1."
+)
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
+    help="Write the report to this file instead of stdout.",
+)
+@run_options
+def evaluate_command(
+    paths: tuple[str, ...], low: float, fmt: str, output: str | None, quiet: bool, verbose: bool, **options: Any
+) -> None:
+    """Measure what LSH loses on your tree: the LSH candidates and the exact all-pairs on the
+    same shingles, per similarity bin, beside the S-curve's prediction.
+    """
+    try:
+        config = config_from(options)
+        if not 0 < low < 1:
+            raise ConfigError(f"--low must be above 0 and below 1 (got {low:g})")
+        corpus = collect(list(paths), config, None if quiet else _progress_factory())
+        ev = evaluate(corpus, config, low)
+    except MinhashdupError as err:
+        raise _UsageFailure(str(err)) from None
+    renderer = render_evaluation_json if fmt == "json" else render_evaluation_table
+    _write(functools.partial(renderer, ev), output)
+
+
+evaluate_command.name = "evaluate"
+
+
+@cli.command(
+    epilog="""\b
+Example:
+  minhashdup compare bytes/reader.go strings/reader.go
+"""
+)
+@click.argument("a", type=click.Path(path_type=str))
+@click.argument("b", type=click.Path(path_type=str))
+@click.option("--shingle", "-k", type=int, default=5, show_default=True, help="Tokens per shingle.")
+@click.option(
+    "--hashes",
+    type=int,
+    default=48,
+    show_default=True,
+    help="MinHash values for the estimate (bands x rows of a scan).",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the MinHash hash family.")
+@click.option("--bits", type=int, default=64, show_default=True, help="b-bit MinHash values, as for scan.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: int, fmt: str) -> None:
+    """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
+    with its expected error, and the line ranges of their longest shared token runs.
+    """
+    try:
+        config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
+        result = compare_files(a, b, config)
+    except MinhashdupError as err:
+        raise _UsageFailure(str(err).replace("--bands", "--hashes")) from None
+    renderer = render_comparison_json if fmt == "json" else render_comparison_table
+    renderer(result, sys.stdout)
+
+
+compare_command.name = "compare"
 
 
 def _progress_factory() -> ProgressFactory:
@@ -136,13 +317,13 @@ def _progress_factory() -> ProgressFactory:
     return factory
 
 
-def _write(result: Result, fmt: str, output: str | None) -> None:
+def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
     if output is None:
-        render(result, fmt, sys.stdout)
+        renderer(sys.stdout)
         return
     try:
         with open(output, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            render(result, fmt, handle)
+            renderer(handle)
     except OSError as err:
         raise _UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
 

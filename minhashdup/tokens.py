@@ -97,3 +97,23 @@ def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
         if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
             continue
         yield value
+
+
+def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str, int]]:
+    """Like :func:`significant_tokens`, with the 1-based line each token starts on.
+
+    Example:
+        >>> from pygments.lexers import GoLexer
+        >>> list(significant_tokens_with_lines(GoLexer(), "x := 1\\n// c\\ny"))
+        [('x', 1), (':=', 1), ('1', 1), ('y', 3)]
+    """
+    dropped = _dropped_type
+    line = 1
+    for ttype, value in lexer.get_tokens(text):
+        start = line
+        line += value.count("\n")
+        if dropped(ttype):
+            continue
+        if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
+            continue
+        yield value, start

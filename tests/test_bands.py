@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from minhashdup import signature as sig
-from minhashdup.bands import band_keys, candidate_pairs, candidate_probability, knee
+from minhashdup.bands import (
+    Choice,
+    band_keys,
+    candidate_pairs,
+    candidate_probability,
+    knee,
+    most_selective,
+    recommend,
+    tune,
+)
 
 
 def test_s_curve_values() -> None:
@@ -66,3 +75,52 @@ def test_simulated_candidate_rate_follows_the_s_curve(similarity: float) -> None
         hits += bool((ka == kb).any())
     p = float(candidate_probability(similarity, bands, rows))
     assert abs(hits / trials - p) <= 4 * np.sqrt(p * (1 - p) / trials) + 1e-9
+
+
+@pytest.mark.parametrize(("threshold", "budget", "recall"), [(0.5, 128, 0.99), (0.8, 64, 0.95), (0.3, 200, 0.9)])
+def test_recommendation_is_the_cheapest_setting_that_reaches_the_recall(
+    threshold: float, budget: int, recall: float
+) -> None:
+    choices = tune(threshold, budget, recall)
+    best = recommend(choices, recall)
+    assert best is not None and best.rows >= 2 and best.hashes <= budget
+    assert best.p(threshold) >= recall
+    # No setting at all (rows 2..10, any bands within the budget) reaches it with fewer hashes.
+    for rows in range(2, 11):
+        for b in range(1, budget // rows + 1):
+            if b * rows < best.hashes:
+                assert candidate_probability(threshold, b, rows) < recall
+    selective = most_selective(choices, recall)
+    assert selective is not None and selective.candidates_per_true_pair <= best.candidates_per_true_pair
+    assert all(c.rows >= 2 and c.hashes <= budget for c in choices)
+
+
+def test_choice_figures() -> None:
+    c = Choice(12, 4, 0.5)
+    assert c.hashes == 48 and c.knee == pytest.approx(0.5373, abs=1e-4)
+    assert c.lost_at_threshold == pytest.approx(1 - 0.5390, abs=1e-4)
+    # integral of P over [0, 1] / (1 - t): a curve that is a step at t would give exactly 1.
+    assert 0.9 < c.candidates_per_true_pair < 1.2
+
+
+def test_no_recommendation_when_the_budget_is_too_small() -> None:
+    assert recommend(tune(0.9, 4, 0.999), 0.999) is None
+
+
+@pytest.mark.parametrize("bits", [1, 2])
+def test_b_bit_candidate_rate_follows_the_corrected_s_curve(bits: int) -> None:
+    bands, rows, trials, union, similarity = 6, 4, 800, 200, 0.3
+    common = round(similarity * union)
+    rng = np.random.default_rng(bits)
+    seeds = sig.hash_seeds(5, bands * rows)
+    hits = 0
+    for _ in range(trials):
+        values = rng.integers(0, 2**63, union, dtype=np.uint64)
+        split = common + (union - common) // 2
+        a, b = np.sort(values[:split]), np.sort(np.r_[values[:common], values[split:]])
+        ka = band_keys(sig.truncate(sig.signature(a, seeds), bits)[None, :], bands, rows)
+        kb = band_keys(sig.truncate(sig.signature(b, seeds), bits)[None, :], bands, rows)
+        hits += bool((ka == kb).any())
+    p = float(candidate_probability(similarity, bands, rows, bits))
+    assert p > float(candidate_probability(similarity, bands, rows)) + 0.05  # chance matches do add up
+    assert abs(hits / trials - p) <= 4 * np.sqrt(p * (1 - p) / trials)

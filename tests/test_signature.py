@@ -71,3 +71,20 @@ def test_merge_is_the_signature_of_the_union(a: set[str], b: set[str]) -> None:
     assert ma.merge(mb) == MinHash(64, items=a | b)
     assert ma.merge(mb) == mb.merge(ma)
     assert ma == MinHash(64, items=a)  # merge leaves its operands alone
+
+
+@pytest.mark.parametrize("bits", [1, 4, 8, 16])
+def test_b_bit_estimate_is_corrected_for_chance(bits: int) -> None:
+    k = 1024
+    seeds = sig.hash_seeds(9, k)
+    for common, only in ((100, 100), (30, 270), (0, 300)):
+        a, b = _pair_with_overlap(common + bits, common, only // 2, only - only // 2)
+        j = common / (common + only)
+        est = float(
+            sig.estimate(sig.truncate(sig.signature(a, seeds), bits), sig.truncate(sig.signature(b, seeds), bits), bits)
+        )
+        chance = 2.0**-bits
+        agree = j + (1 - j) * chance
+        sd = np.sqrt(agree * (1 - agree) / k) / (1 - chance)
+        assert abs(est - j) <= 4 * sd + 1e-9
+    assert sig.truncate(np.array([0xFFFF], dtype=np.uint64), 4).tolist() == [0xF]

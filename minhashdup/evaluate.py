@@ -1,0 +1,127 @@
+"""How many pairs does LSH lose on this tree? LSH candidates against the exact all-pairs,
+per similarity bin, beside the S-curve's prediction."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from minhashdup import exact
+from minhashdup.bands import candidate_probability
+from minhashdup.config import Config
+from minhashdup.pipeline import Corpus, lsh_candidates, prepare, rep_signatures
+
+
+@dataclasses.dataclass(frozen=True)
+class Bin:
+    """File pairs with exact Jaccard in ``[low, high)`` (the last bin includes 1.0)."""
+
+    low: float
+    high: float
+    pairs: int
+    found: int
+    predicted: float | None  # mean P(J) over the bin's pairs
+
+    @property
+    def recall(self) -> float | None:
+        """Share of the bin's pairs that LSH made candidates (``None`` for an empty bin)."""
+        return self.found / self.pairs if self.pairs else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with the documented keys."""
+        return {
+            "low": round(self.low, 6),
+            "high": round(self.high, 6),
+            "pairs": self.pairs,
+            "found": self.found,
+            "recall": None if self.recall is None else round(self.recall, 6),
+            "predicted": None if self.predicted is None else round(self.predicted, 6),
+        }
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """Measured recall of LSH per similarity bin; ``candidates`` among ``all_pairs``."""
+
+    params: dict[str, Any]
+    candidates: int
+    all_pairs: int
+    bins: list[Bin]
+    seconds: dict[str, float]
+
+    def at_least(self, similarity: float) -> tuple[int, int]:
+        """(pairs, found) over the bins from ``similarity`` up."""
+        chosen = [b for b in self.bins if b.low >= similarity - 1e-9]
+        return sum(b.pairs for b in chosen), sum(b.found for b in chosen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{params, candidates, all_pairs, bins, seconds}``."""
+        return {
+            "params": self.params,
+            "candidates": self.candidates,
+            "all_pairs": self.all_pairs,
+            "bins": [b.to_dict() for b in self.bins],
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        }
+
+
+def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.1) -> Evaluation:
+    """Run LSH (``config``'s bands and rows) and the exact all-pairs on the same shingles.
+
+    File pairs are counted: a pair of identical-set groups stands for all its file pairs,
+    and pairs inside a group (J = 1) are always found. ``all_pairs`` and ``candidates``
+    count pairs of distinct shingle sets, which is where LSH works.
+
+    Args:
+        corpus: from :func:`minhashdup.collect`.
+        config: bands, rows, bits, seed, min_shingles as for a scan.
+        low: lower edge of the first bin; pairs below it are not counted.
+        width: bin width.
+    """
+    prep = prepare(corpus, config)
+    sigs = rep_signatures(prep, config)
+    start = time.perf_counter()
+    cand, _ = lsh_candidates(sigs, config)
+    exact.verify(cand, prep.rep_sets, config.threshold)
+    lsh_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    truth, _, jac = exact.all_pairs(prep.rep_sets, low)
+    exact_seconds = time.perf_counter() - start
+    n = len(prep.reps)
+    found = np.isin(truth[:, 0] * n + truth[:, 1], cand[:, 0] * n + cand[:, 1])
+    sizes = np.array([len(m) for m in prep.groups.members], dtype=np.int64)
+    weight = sizes[truth[:, 0]] * sizes[truth[:, 1]] if len(truth) else np.empty(0, dtype=np.int64)
+    inside = int(np.sum(sizes * (sizes - 1) // 2))  # identical files: J = 1, always found
+    jac = np.r_[jac, 1.0]
+    found = np.r_[found, True]
+    weight = np.r_[weight, inside]
+    bins = _bins(jac, found, weight, low, width, config)
+    params = {**config.params(), "low": low}
+    seconds = {"lsh": lsh_seconds, "exact": exact_seconds}
+    return Evaluation(params, len(cand), n * (n - 1) // 2, bins, seconds)
+
+
+def _bins(
+    jac: npt.NDArray[np.float64],
+    found: npt.NDArray[np.bool_],
+    weight: npt.NDArray[np.int64],
+    low: float,
+    width: float,
+    config: Config,
+) -> list[Bin]:
+    count = max(1, math.ceil((1.0 - low) / width - 1e-9))
+    index = np.minimum(np.floor((jac - low) / width + 1e-9).astype(np.int64), count - 1)
+    p = candidate_probability(jac, config.bands, config.rows, config.bits)
+    out = []
+    for k in range(count):
+        mask = (index == k) & (weight > 0)
+        pairs = int(weight[mask].sum())
+        predicted = float(np.sum(p[mask] * weight[mask]) / pairs) if pairs else None
+        high = min(1.0, low + (k + 1) * width)
+        out.append(Bin(low + k * width, high, pairs, int(weight[mask & found].sum()), predicted))
+    return out

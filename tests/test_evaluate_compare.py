@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup import Config, collect, scan
+from minhashdup.cli import cli
+from minhashdup.compare import compare_files
+from minhashdup.errors import ExitCode, InputPathError
+from minhashdup.evaluate import Bin, evaluate
+
+from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go
+from .test_pipeline import planted_tree
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_evaluate_bins_count_the_true_pairs_and_those_lsh_found(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    config = Config(bands=6, rows=4, jobs=1)  # few bands: some pairs are lost
+    ev = evaluate(collect([str(root)], config), config, low=0.3)
+    compared = sorted(p for p in map(str, root.rglob("*.go")) if len(oracle_shingles(Path(p))) >= 20)
+    sims = [j for a, b in itertools.combinations(compared, 2) if (j := oracle_jaccard(Path(a), Path(b))) >= 0.3]
+    # LSH's verified pairs at threshold 0.3 are exactly the true pairs it made candidates.
+    found = [p.jaccard for p in scan([str(root)], Config(bands=6, rows=4, threshold=0.3, jobs=1)).pairs]
+    assert [b.low for b in ev.bins] == pytest.approx([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+    for b in ev.bins:
+        assert b.pairs == sum(_inside(j, b) for j in sims), b
+        assert b.found == sum(_inside(j, b) for j in found), b
+    assert sum(b.pairs for b in ev.bins) == len(sims)
+    assert ev.all_pairs > ev.candidates > 0
+
+
+def _inside(j: float, b: Bin) -> bool:
+    return b.low - 1e-9 <= j < b.high - 1e-9 or (b.high == 1.0 and j == 1.0)
+
+
+def test_evaluate_json_has_the_documented_shape(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    code, out, _ = run("evaluate", str(root), "-f", "json", "--low", "0.4", "-q")
+    assert code == ExitCode.OK
+    doc = json.loads(out)
+    assert list(doc)[:4] == ["params", "candidates", "all_pairs", "bins"]
+    assert doc["params"]["low"] == 0.4 and doc["params"]["bands"] == 12
+    assert [list(b) for b in doc["bins"]] == [["low", "high", "pairs", "found", "recall", "predicted"]] * 6
+    code, _, err = run("evaluate", str(root), "--low", "1.5")
+    assert code == ExitCode.USAGE and "--low must be above 0 and below 1" in err
+
+
+def test_tune_json_and_table() -> None:
+    code, out, _ = run("tune", "--threshold", "0.5", "-f", "json")
+    assert code == ExitCode.OK
+    doc = json.loads(out)
+    assert (doc["recommended"]["bands"], doc["recommended"]["rows"]) == (17, 2)
+    assert doc["recommended"]["p_threshold"] >= 0.99
+    assert {(c["bands"], c["rows"]) for c in doc["choices"]} >= {(12, 4), (17, 2)}
+    code, out, _ = run("tune", "-t", "0.5")
+    assert code == ExitCode.OK and "--bands 17 --rows 2" in out and "threshold 0.5" in out
+    assert run("tune", "-t", "50")[0] == ExitCode.USAGE
+    assert "raise --max-hashes" in run("tune", "-t", "0.95", "--max-hashes", "4", "--min-recall", "0.999")[1]
+
+
+def test_scan_hints_when_a_threshold_meets_the_default_bands(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    _, _, err = run("scan", str(root), "-t", "0.3", "-f", "json")
+    assert "12 x 4 finds a pair of similarity 0.3 with probability 0.09" in err
+    assert "--bands 49 --rows 2" in err
+    assert "note:" not in run("scan", str(root), "-t", "0.3", "-b", "40", "-r", "3", "-f", "json")[2]
+
+
+def test_compare_finds_the_shared_runs(make_tree: TreeFactory) -> None:
+    rng = random.Random(2)
+    blocks = go_file(rng, 6)
+    edited = near_copy(blocks, rng, 1)
+    root = make_tree({"a.go": render_go(blocks), "b.go": render_go(edited)})
+    c = compare_files(str(root / "a.go"), str(root / "b.go"))
+    assert c.jaccard == pytest.approx(oracle_jaccard(root / "a.go", root / "b.go"))
+    assert c.runs and c.runs[0].tokens >= c.runs[-1].tokens
+    text_a = (root / "a.go").read_text().splitlines()
+    text_b = (root / "b.go").read_text().splitlines()
+    for run_ in c.runs:
+        (a0, a1), (b0, b1) = run_.a_lines, run_.b_lines
+        assert a1 - a0 == b1 - b0  # generated copies keep their line layout
+        # A run may start or end inside a line; the lines between are the same text.
+        assert text_a[a0 : a1 - 1] == text_b[b0 : b1 - 1]
+    code, out, _ = run("compare", str(root / "a.go"), str(root / "b.go"), "-f", "json")
+    doc = json.loads(out)
+    assert code == ExitCode.OK and doc["common"] == c.common and doc["runs"][0]["a_lines"] == list(c.runs[0].a_lines)
+
+
+def test_compare_refuses_what_it_cannot_read(make_tree: TreeFactory) -> None:
+    root = make_tree({"a.go": "package a\n", "x.bin": b"\0\1"})
+    with pytest.raises(InputPathError, match="binary"):
+        compare_files(str(root / "a.go"), str(root / "x.bin"))
+    code, _, err = run("compare", str(root / "a.go"), str(root / "nope.go"))
+    assert code == ExitCode.USAGE and "nope.go" in err and err.count("\n") == 1
