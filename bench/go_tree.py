@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from minhashdup import Config, collect, find_pairs
+from minhashdup import Config, collect, find_pairs, signature
 from minhashdup.bands import candidate_probability
+from minhashdup.evaluate import evaluate
 from minhashdup.pipeline import comparable
 from minhashdup.result import Stats
 
@@ -144,6 +145,81 @@ def main() -> None:
         other = dataclasses.replace(config, seed=seed)
         found = {(p.a, p.b) for p in find_pairs(dataclasses.replace(corpus, stats=Stats()), other).pairs}
         print(f"  seed {seed}: recall {len(found & truth.keys()) / len(truth):.3f}")
+    print()
+    check_exact_mode(corpus, result, config, truth)
+    print()
+    check_evaluate(corpus, config)
+    print()
+    check_bits(corpus, config, truth, bits=16)
+
+
+def _fresh(corpus):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(corpus, stats=Stats())
+
+
+def _after_lexing(seconds: dict[str, float]) -> float:
+    return sum(v for k, v in seconds.items() if k not in ("walk", "lex", "total"))
+
+
+def check_exact_mode(corpus, lsh_result, config: Config, truth: dict[tuple[str, str], float]) -> None:  # type: ignore[no-untyped-def]
+    """scan --exact against the sparse-product all-pairs, and its time beside LSH's (lexing excluded)."""
+    exact_result = find_pairs(_fresh(corpus), dataclasses.replace(config, exact=True))
+    found = {(p.a, p.b): p.jaccard for p in exact_result.pairs}
+    missing = [k for k in truth if k not in found]
+    extra = [k for k in found if k not in truth]
+    wrong = [k for k in truth if k in found and abs(found[k] - truth[k]) > 1e-9]
+    print(
+        f"scan --exact: {len(found)} pairs, {exact_result.stats.candidates} candidates; against the sparse "
+        f"product: missing {len(missing)}, extra {len(extra)}, Jaccard differing {len(wrong)}"
+    )
+    stages = ", ".join(
+        f"{k} {v:.2f}" for k, v in exact_result.stats.seconds.items() if k not in ("walk", "lex", "total")
+    )
+    print(
+        f"  seconds after lexing: --exact {_after_lexing(exact_result.stats.seconds):.2f} ({stages}); "
+        f"LSH {config.bands} x {config.rows} {_after_lexing(lsh_result.stats.seconds):.2f}"
+    )
+
+
+def check_evaluate(corpus, config: Config, low: float = 0.3) -> None:  # type: ignore[no-untyped-def]
+    """evaluate's bins against an independent count from the sparse product."""
+    ev = evaluate(_fresh(corpus), config, low)
+    keep = comparable(corpus, config.min_shingles)
+    sims = np.array(list(exact_all_pairs([corpus.sets[i] for i in keep], low).values()))
+    index = np.minimum(np.floor((sims - low) / 0.1 + 1e-9).astype(int), len(ev.bins) - 1)
+    print(f"evaluate --low {low}: {ev.candidates} candidates of {ev.all_pairs} pairs of distinct sets")
+    print("  bin        pairs (independent)   found   recall   predicted   difference")
+    worst = 0.0
+    for k, b in enumerate(ev.bins):
+        independent = int(np.sum(index == k))
+        diff = "" if b.recall is None else f"{100 * (b.recall - b.predicted):+.1f} pts"
+        if b.pairs >= 100 and b.recall is not None:
+            worst = max(worst, abs(b.recall - b.predicted))
+        recall = "-" if b.recall is None else f"{b.recall:.3f}"
+        predicted = "-" if b.predicted is None else f"{b.predicted:.3f}"
+        print(
+            f"  {b.low:.1f}-{b.high:.1f}  {b.pairs:6d} ({independent:6d})   {b.found:6d}   {recall:>6}   "
+            f"{predicted:>9}   {diff}"
+        )
+    print(f"  largest |recall - predicted| over bins of 100 pairs or more: {100 * worst:.1f} points")
+
+
+def check_bits(corpus, config: Config, truth: dict[tuple[str, str], float], bits: int) -> None:  # type: ignore[no-untyped-def]
+    """Mean absolute error of the estimate over the true pairs, 64-bit against b-bit."""
+    index = {p: i for i, p in enumerate(corpus.paths)}
+    a = np.array([index[x] for x, _ in truth])
+    b = np.array([index[y] for _, y in truth])
+    sigs = np.stack(corpus.signatures)
+    j = np.array(list(truth.values()))
+    full = signature.estimate(sigs[a], sigs[b])
+    cut = signature.truncate(sigs, bits)
+    short = signature.estimate(cut[a], cut[b], bits)
+    mae64, mae_b = float(np.mean(np.abs(full - j))), float(np.mean(np.abs(short - j)))
+    print(
+        f"estimate error over the {len(j)} true pairs (J >= {config.threshold}), K = {sigs.shape[1]}: "
+        f"mean |estimate - J| 64-bit {mae64:.4f}, {bits}-bit {mae_b:.4f}, difference {abs(mae_b - mae64):.4f}; "
+        f"signature bytes per file {sigs.shape[1] * 8} vs {sigs.shape[1] * bits // 8}"
+    )
 
 
 def report_scan(result, wall: float, peak: int) -> None:  # type: ignore[no-untyped-def]

@@ -227,6 +227,13 @@ Example:
     "--low", type=float, default=0.3, show_default=True, help="Lowest similarity counted; bins of 0.1 from here to 1."
 )
 @click.option(
+    "--repeats",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Also rerun LSH with the next seeds and show the spread of recall per bin.",
+)
+@click.option(
     "--format",
     "-f",
     "fmt",
@@ -244,7 +251,14 @@ Example:
 )
 @run_options
 def evaluate_command(
-    paths: tuple[str, ...], low: float, fmt: str, output: str | None, quiet: bool, verbose: bool, **options: Any
+    paths: tuple[str, ...],
+    low: float,
+    repeats: int,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
 ) -> None:
     """Measure what LSH loses on your tree: the LSH candidates and the exact all-pairs on the
     same shingles, per similarity bin, beside the S-curve's prediction.
@@ -253,8 +267,10 @@ def evaluate_command(
         config = config_from(options)
         if not 0 < low < 1:
             raise ConfigError(f"--low must be above 0 and below 1 (got {low:g})")
+        if not 1 <= repeats <= 100:
+            raise ConfigError(f"--repeats must be between 1 and 100 (got {repeats})")
         corpus = collect(list(paths), config, None if quiet else _progress_factory())
-        ev = evaluate(corpus, config, low)
+        ev = evaluate(corpus, config, low, repeats=repeats)
     except MinhashdupError as err:
         raise _UsageFailure(str(err)) from None
     renderer = render_evaluation_json if fmt == "json" else render_evaluation_table

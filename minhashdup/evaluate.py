@@ -26,22 +26,42 @@ class Bin:
     pairs: int
     found: int
     predicted: float | None  # mean P(J) over the bin's pairs
+    other_seeds: tuple[float, ...] = ()  # recall with seeds seed+1, seed+2, ... (``repeats``)
 
     @property
     def recall(self) -> float | None:
         """Share of the bin's pairs that LSH made candidates (``None`` for an empty bin)."""
         return self.found / self.pairs if self.pairs else None
 
+    @property
+    def recall_mean(self) -> float | None:
+        """Recall averaged over the configured seed and the other seeds."""
+        if self.recall is None:
+            return None
+        return (self.recall + sum(self.other_seeds)) / (1 + len(self.other_seeds))
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict with the documented keys."""
-        return {
+        """Plain dict with the documented keys (and the repeats' spread when there are any)."""
+        out: dict[str, Any] = {
             "low": round(self.low, 6),
             "high": round(self.high, 6),
             "pairs": self.pairs,
             "found": self.found,
-            "recall": None if self.recall is None else round(self.recall, 6),
-            "predicted": None if self.predicted is None else round(self.predicted, 6),
+            "recall": _round(self.recall),
+            "predicted": _round(self.predicted),
         }
+        if self.other_seeds and self.recall is not None:
+            every = (self.recall, *self.other_seeds)
+            out |= {
+                "recall_mean": _round(self.recall_mean),
+                "recall_min": _round(min(every)),
+                "recall_max": _round(max(every)),
+            }
+        return out
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
 
 
 @dataclasses.dataclass
@@ -70,7 +90,7 @@ class Evaluation:
         }
 
 
-def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.1) -> Evaluation:
+def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.1, repeats: int = 1) -> Evaluation:
     """Run LSH (``config``'s bands and rows) and the exact all-pairs on the same shingles.
 
     File pairs are counted: a pair of identical-set groups stands for all its file pairs,
@@ -82,6 +102,10 @@ def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.
         config: bands, rows, bits, seed, min_shingles as for a scan.
         low: lower edge of the first bin; pairs below it are not counted.
         width: bin width.
+        repeats: also run LSH with seeds ``seed + 1 .. seed + repeats - 1`` and report the
+            spread of recall: pairs of one tree are not independent (families of similar
+            files win or lose together), so one seed's recall can stray from P(s) by
+            several points while the mean over seeds follows it.
     """
     prep = prepare(corpus, config)
     sigs = rep_signatures(prep, config)
@@ -93,15 +117,22 @@ def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.
     truth, _, jac = exact.all_pairs(prep.rep_sets, low)
     exact_seconds = time.perf_counter() - start
     n = len(prep.reps)
-    found = np.isin(truth[:, 0] * n + truth[:, 1], cand[:, 0] * n + cand[:, 1])
+    codes = truth[:, 0] * n + truth[:, 1]
     sizes = np.array([len(m) for m in prep.groups.members], dtype=np.int64)
     weight = sizes[truth[:, 0]] * sizes[truth[:, 1]] if len(truth) else np.empty(0, dtype=np.int64)
     inside = int(np.sum(sizes * (sizes - 1) // 2))  # identical files: J = 1, always found
-    jac = np.r_[jac, 1.0]
-    found = np.r_[found, True]
-    weight = np.r_[weight, inside]
+    jac, weight = np.r_[jac, 1.0], np.r_[weight, inside]
+    found = np.r_[np.isin(codes, cand[:, 0] * n + cand[:, 1]), True]
     bins = _bins(jac, found, weight, low, width, config)
-    params = {**config.params(), "low": low}
+    for r in range(1, repeats):
+        other = dataclasses.replace(config, seed=config.seed + r)
+        more, _ = lsh_candidates(rep_signatures(prep, other), other)
+        again = _bins(jac, np.r_[np.isin(codes, more[:, 0] * n + more[:, 1]), True], weight, low, width, config)
+        bins = [
+            dataclasses.replace(b, other_seeds=(*b.other_seeds, a.recall or 0.0))
+            for b, a in zip(bins, again, strict=True)
+        ]
+    params = {**config.params(), "low": low, "repeats": repeats}
     seconds = {"lsh": lsh_seconds, "exact": exact_seconds}
     return Evaluation(params, len(cand), n * (n - 1) // 2, bins, seconds)
 

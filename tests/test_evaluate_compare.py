@@ -102,3 +102,18 @@ def test_compare_refuses_what_it_cannot_read(make_tree: TreeFactory) -> None:
         compare_files(str(root / "a.go"), str(root / "x.bin"))
     code, _, err = run("compare", str(root / "a.go"), str(root / "nope.go"))
     assert code == ExitCode.USAGE and "nope.go" in err and err.count("\n") == 1
+
+
+def test_evaluate_repeats_report_the_spread_over_seeds(make_tree: TreeFactory) -> None:
+    root = planted_tree(make_tree)
+    config = Config(bands=4, rows=4, jobs=1)
+    corpus = collect([str(root)], config)
+    ev = evaluate(corpus, config, low=0.3, repeats=4)
+    single = evaluate(collect([str(root)], config), config, low=0.3)
+    assert [b.found for b in ev.bins] == [b.found for b in single.bins]  # the configured seed first
+    for b in ev.bins:
+        if b.pairs:
+            assert len(b.other_seeds) == 3 and all(0.0 <= r <= 1.0 for r in b.other_seeds)
+            doc = b.to_dict()
+            assert doc["recall_min"] <= doc["recall_mean"] <= doc["recall_max"]
+    assert ev.to_dict()["params"]["repeats"] == 4

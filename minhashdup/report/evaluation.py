@@ -19,17 +19,25 @@ def render_evaluation_json(ev: Evaluation, stream: TextIO) -> None:
 
 def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
     """One row per bin, then the sentence that sums it up."""
-    console = Console(file=stream, highlight=False)
+    console = Console(file=stream, highlight=False, width=None if _isatty(stream) else 120)
     p = ev.params
     setting = f"{p['bands']} x {p['rows']}" + ("" if p["bits"] == 64 else f" ({p['bits']}-bit)")
     table = Table(title=f"LSH {setting} against the exact all-pairs", title_justify="left")
-    for name in ("similarity", "true pairs", "found", "recall", "predicted P(s)", "difference"):
+    repeats = p.get("repeats", 1)
+    names = ["similarity", "true pairs", "found", "recall", "predicted P(s)", "difference"]
+    if repeats > 1:
+        names += [f"mean of {repeats} seeds", "min-max"]
+    for name in names:
         table.add_column(name, justify="right")
     for b in ev.bins:
         recall = "-" if b.recall is None else f"{b.recall:.3f}"
         predicted = "-" if b.predicted is None else f"{b.predicted:.3f}"
         diff = "-" if b.recall is None or b.predicted is None else f"{100 * (b.recall - b.predicted):+.1f} pts"
-        table.add_row(f"{b.low:.1f}-{b.high:.1f}", str(b.pairs), str(b.found), recall, predicted, diff)
+        row = [f"{b.low:.1f}-{b.high:.1f}", str(b.pairs), str(b.found), recall, predicted, diff]
+        if repeats > 1:
+            every = (b.recall, *b.other_seeds) if b.recall is not None else ()
+            row += [f"{b.recall_mean:.3f}", f"{min(every):.3f}-{max(every):.3f}"] if every else ["-", "-"]
+        table.add_row(*row)
     console.print(table)
     pairs, found = ev.at_least(p["threshold"])
     console.print(
@@ -40,3 +48,8 @@ def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
         f"seconds, lexing excluded: LSH candidates + exact check {ev.seconds['lsh']:.2f}, "
         f"exact all-pairs from {p['low']:g} {ev.seconds['exact']:.2f}"
     )
+
+
+def _isatty(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
