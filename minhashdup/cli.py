@@ -21,13 +21,18 @@ from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
 from minhashdup.evaluate import evaluate
 from minhashdup.options import (
+    bits_option,
     config_from,
     exact_option,
     file_options,
+    format_option,
     lsh_options,
+    output_file_option,
     output_options,
     paths_argument,
     run_options,
+    seed_option,
+    shingle_option,
     token_options,
 )
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
@@ -179,16 +184,8 @@ Examples:
     show_default=True,
     help="Recall at the threshold that the recommendation must reach.",
 )
-@click.option("--bits", type=int, default=64, show_default=True, help="b-bit MinHash values, as for scan.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@bits_option
+@format_option()
 def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int, fmt: str) -> None:
     """Choose --bands and --rows for a threshold: each setting's S-curve, what it loses at the
     threshold, what it costs in candidates, and a recall-first recommendation.
@@ -233,22 +230,8 @@ Example:
     show_default=True,
     help="Also rerun LSH with the next seeds and show the spread of recall per bin.",
 )
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=str),
-    default=None,
-    help="Write the report to this file instead of stdout.",
-)
+@format_option()
+@output_file_option
 @run_options
 def evaluate_command(
     paths: tuple[str, ...],
@@ -288,7 +271,7 @@ Example:
 )
 @click.argument("a", type=click.Path(path_type=str))
 @click.argument("b", type=click.Path(path_type=str))
-@click.option("--shingle", "-k", type=int, default=5, show_default=True, help="Tokens per shingle.")
+@shingle_option
 @click.option(
     "--hashes",
     type=int,
@@ -296,17 +279,9 @@ Example:
     show_default=True,
     help="MinHash values for the estimate (bands x rows of a scan).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the MinHash hash family.")
-@click.option("--bits", type=int, default=64, show_default=True, help="b-bit MinHash values, as for scan.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@seed_option
+@bits_option
+@format_option()
 def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: int, fmt: str) -> None:
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.

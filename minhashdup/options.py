@@ -82,8 +82,12 @@ file_options = _stack(
     ),
 )
 
+shingle_option = click.option(
+    "--shingle", "-k", type=int, default=_DEFAULT.shingle, show_default=True, help="Tokens per shingle."
+)
+
 token_options = _stack(
-    click.option("--shingle", "-k", type=int, default=_DEFAULT.shingle, show_default=True, help="Tokens per shingle."),
+    shingle_option,
     click.option(
         "--min-shingles",
         type=int,
@@ -92,6 +96,39 @@ token_options = _stack(
         help="Drop (and count) files with fewer distinct shingles: empty, comment-only and tiny files.",
     ),
 )
+
+seed_option = click.option(
+    "--seed", type=int, default=_DEFAULT.seed, show_default=True, help="Seed of the MinHash hash family."
+)
+bits_option = click.option(
+    "--bits",
+    type=int,
+    default=_DEFAULT.bits,
+    show_default=True,
+    help="Keep only this many low bits of each MinHash value (b-bit MinHash, 1-64): K x bits / 8 bytes"
+    " per file; estimates are corrected for chance agreement.",
+)
+output_file_option = click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
+    help="Write the report to this file instead of stdout.",
+)
+
+
+def format_option(choices: tuple[str, ...] = ("table", "json")) -> Callable[[F], F]:
+    """``--format/-f`` with the given choices, the first being the default."""
+    return click.option(
+        "--format",
+        "-f",
+        "fmt",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
 
 lsh_options = _stack(
     click.option(
@@ -118,7 +155,7 @@ lsh_options = _stack(
         show_default=True,
         help="Report pairs whose exact Jaccard similarity is at least this (0-1].",
     ),
-    click.option("--seed", type=int, default=_DEFAULT.seed, show_default=True, help="Seed of the MinHash hash family."),
+    seed_option,
     click.option(
         "--max-bucket",
         type=int,
@@ -126,14 +163,7 @@ lsh_options = _stack(
         show_default=True,
         help="LSH buckets with more files than this are skipped with a warning (bounds time and memory).",
     ),
-    click.option(
-        "--bits",
-        type=int,
-        default=_DEFAULT.bits,
-        show_default=True,
-        help="Keep only this many low bits of each MinHash value (b-bit MinHash, 1-64): K x bits / 8 bytes"
-        " per file; estimates are corrected for chance agreement.",
-    ),
+    bits_option,
 )
 
 exact_option = click.option(
@@ -150,16 +180,8 @@ run_options = _stack(
 )
 
 output_options = _stack(
-    click.option(
-        "--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True, help="Output format."
-    ),
-    click.option(
-        "--output",
-        "-o",
-        type=click.Path(dir_okay=False, path_type=str),
-        default=None,
-        help="Write the report to this file instead of stdout.",
-    ),
+    format_option(FORMATS),
+    output_file_option,
     click.option("--fail-on-pairs", is_flag=True, help="Exit with status 1 when any verified pair is found (for CI)."),
 )
 

@@ -59,22 +59,29 @@ def test_band_keys_equal_exactly_when_band_rows_equal() -> None:
         band_keys(sigs, 4, 4)
 
 
-@pytest.mark.parametrize("similarity", [0.3, 0.5, 0.6, 0.8])
-def test_simulated_candidate_rate_follows_the_s_curve(similarity: float) -> None:
-    bands, rows, trials, union = 12, 4, 600, 200
+def _simulated_rate(similarity: float, bands: int, rows: int, bits: int, trials: int, seed: int) -> float:
+    """Share of random set pairs of exact similarity ``similarity`` that share a band."""
+    union = 200
     common = round(similarity * union)
-    rng = np.random.default_rng(int(similarity * 100))
-    seeds = sig.hash_seeds(11, bands * rows)
+    rng = np.random.default_rng(seed)
+    seeds = sig.hash_seeds(seed + 11, bands * rows)
     hits = 0
     for _ in range(trials):
         values = rng.integers(0, 2**63, union, dtype=np.uint64)
         split = common + (union - common) // 2
         a, b = np.sort(values[:split]), np.sort(np.r_[values[:common], values[split:]])
-        ka = band_keys(sig.signature(a, seeds)[None, :], bands, rows)
-        kb = band_keys(sig.signature(b, seeds)[None, :], bands, rows)
+        ka = band_keys(sig.truncate(sig.signature(a, seeds), bits)[None, :], bands, rows)
+        kb = band_keys(sig.truncate(sig.signature(b, seeds), bits)[None, :], bands, rows)
         hits += bool((ka == kb).any())
-    p = float(candidate_probability(similarity, bands, rows))
-    assert abs(hits / trials - p) <= 4 * np.sqrt(p * (1 - p) / trials) + 1e-9
+    return hits / trials
+
+
+@pytest.mark.parametrize("similarity", [0.3, 0.5, 0.6, 0.8])
+def test_simulated_candidate_rate_follows_the_s_curve(similarity: float) -> None:
+    trials = 600
+    rate = _simulated_rate(similarity, 12, 4, 64, trials, int(similarity * 100))
+    p = float(candidate_probability(similarity, 12, 4))
+    assert abs(rate - p) <= 4 * np.sqrt(p * (1 - p) / trials) + 1e-9
 
 
 @pytest.mark.parametrize(("threshold", "budget", "recall"), [(0.5, 128, 0.99), (0.8, 64, 0.95), (0.3, 200, 0.9)])
@@ -109,18 +116,8 @@ def test_no_recommendation_when_the_budget_is_too_small() -> None:
 
 @pytest.mark.parametrize("bits", [1, 2])
 def test_b_bit_candidate_rate_follows_the_corrected_s_curve(bits: int) -> None:
-    bands, rows, trials, union, similarity = 6, 4, 800, 200, 0.3
-    common = round(similarity * union)
-    rng = np.random.default_rng(bits)
-    seeds = sig.hash_seeds(5, bands * rows)
-    hits = 0
-    for _ in range(trials):
-        values = rng.integers(0, 2**63, union, dtype=np.uint64)
-        split = common + (union - common) // 2
-        a, b = np.sort(values[:split]), np.sort(np.r_[values[:common], values[split:]])
-        ka = band_keys(sig.truncate(sig.signature(a, seeds), bits)[None, :], bands, rows)
-        kb = band_keys(sig.truncate(sig.signature(b, seeds), bits)[None, :], bands, rows)
-        hits += bool((ka == kb).any())
-    p = float(candidate_probability(similarity, bands, rows, bits))
-    assert p > float(candidate_probability(similarity, bands, rows)) + 0.05  # chance matches do add up
-    assert abs(hits / trials - p) <= 4 * np.sqrt(p * (1 - p) / trials)
+    trials, similarity = 800, 0.3
+    rate = _simulated_rate(similarity, 6, 4, bits, trials, bits)
+    p = float(candidate_probability(similarity, 6, 4, bits))
+    assert p > float(candidate_probability(similarity, 6, 4)) + 0.05  # chance matches do add up
+    assert abs(rate - p) <= 4 * np.sqrt(p * (1 - p) / trials)
