@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 import click
@@ -16,6 +19,7 @@ from tqdm import tqdm
 
 from minhashdup import __version__
 from minhashdup.bands import candidate_probability, most_selective, recommend, tune
+from minhashdup.cache import Cache, default_dir
 from minhashdup.compare import compare_files
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
@@ -140,6 +144,53 @@ def scan_command(
 
 
 scan_command.name = "scan"
+
+
+@cli.group(name="cache")
+def cache_group() -> None:
+    """Inspect or empty the cache of per-file shingles and signatures."""
+
+
+_cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    show_default="$XDG_CACHE_HOME/minhashdup",
+    help="The cache folder.",
+)
+
+
+@cache_group.command(name="info")
+@_cache_dir_option
+@format_option()
+def cache_info(cache_dir: str | None, fmt: str) -> None:
+    """Where the cache is, how many files and signatures it holds, and its size."""
+    with _cache(cache_dir) as store:
+        info = store.info()
+    if fmt == "json":
+        click.echo(json.dumps(info, indent=2))
+        return
+    for key, value in info.items():
+        click.echo(f"{key}: {value}")
+
+
+@cache_group.command(name="clear")
+@_cache_dir_option
+def cache_clear(cache_dir: str | None) -> None:
+    """Remove every entry from the cache."""
+    with _cache(cache_dir) as store:
+        store.clear()
+        click.echo(f"cleared {store.path}")
+
+
+def _cache(cache_dir: str | None) -> Cache:
+    try:
+        store = Cache(Path(cache_dir) if cache_dir else default_dir())
+    except (OSError, sqlite3.Error) as err:
+        raise _UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
+    for warning in store.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return store
 
 
 def _threshold_hint(config: Config, quiet: bool) -> None:

@@ -47,6 +47,8 @@ class Config:
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
         jobs: worker processes for lexing; 0 means one per core.
+        cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.cache`).
+        cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
 
     Raises:
         ConfigError: a value is out of range; the message names the fix.
@@ -70,6 +72,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     gitignore: bool = True
     jobs: int = 0
+    cache: bool = True
+    cache_dir: str | None = None
 
     def __post_init__(self) -> None:
         _check_int("bands", self.bands, 1, 4096)

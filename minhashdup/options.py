@@ -175,6 +175,14 @@ exact_option = click.option(
 
 run_options = _stack(
     click.option("--jobs", "-j", type=int, default=0, show_default="all cores", help="Worker processes for lexing."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=str),
+        default=None,
+        show_default="$XDG_CACHE_HOME/minhashdup",
+        help="Where per-file shingles are kept between runs.",
+    ),
+    click.option("--no-cache", "no_cache", is_flag=True, help="Neither read nor write the cache."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bars and no per-file notices on stderr."),
     click.option("--verbose", "-v", is_flag=True, help="List every skipped file on stderr."),
 )
@@ -203,4 +211,6 @@ def config_from(options: dict[str, Any]) -> Config:
         exclude=tuple(options["exclude"]),
         gitignore=not options["no_gitignore"],
         jobs=options["jobs"],
+        cache=not options["no_cache"],
+        cache_dir=options["cache_dir"],
     )

@@ -10,20 +10,25 @@ import dataclasses
 import functools
 import hashlib
 import os
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from minhashdup import bands as banding
 from minhashdup import cluster, exact, signature
+from minhashdup.cache import Cache, default_dir, file_key
+from minhashdup.cache import Entry as CacheEntry
+from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
 from minhashdup.extract import Extracted, extract_all
 from minhashdup.hashing import UInt64Array
 from minhashdup.result import Cluster, Notice, Pair, Result, Stats
-from minhashdup.walk import Skip, SkipReason, walk
+from minhashdup.walk import FileEntry, Skip, SkipReason, walk
 
 
 class ProgressBar(Protocol):
@@ -90,7 +95,11 @@ def scan(
 
 
 def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: ProgressFactory | None = None) -> Corpus:
-    """Walk ``paths`` and turn every file into its shingle set (lexing in parallel)."""
+    """Walk ``paths`` and turn every file into its shingle set (lexing in parallel).
+
+    With ``config.cache``, files whose content, name and settings were seen before are
+    taken from the cache (:mod:`minhashdup.cache`) and only the others are lexed.
+    """
     stats = Stats()
     t0 = time.perf_counter()
     walked = walk(
@@ -98,19 +107,32 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
     )
     t1 = time.perf_counter()
     files = walked.files
+    warnings = list(walked.warnings)
     stats.files_walked = len(files)
-    bar = progress("lexing", len(files)) if progress and files else None
-    results: list[Extracted | None] = [None] * len(files)
     seeds = signature.hash_seeds(config.seed, config.num_hashes)
-    try:
-        for item in extract_all(files, config.shingle, config.workers, bar.update if bar else None, seeds):
-            results[item.index] = item
-    finally:
-        if bar:
-            bar.close()
+    with _open_cache(config, warnings) as store:
+        results, keys = _from_cache(store, files, config, seeds)
+        misses = [i for i, r in enumerate(results) if r is None]
+        bar = progress("lexing", len(misses)) if progress and misses else None
+        try:
+            todo = [files[i] for i in misses]
+            for item in extract_all(todo, config.shingle, config.workers, bar.update if bar else None, seeds):
+                results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])
+        finally:
+            if bar:
+                bar.close()
+        if store is not None:
+            _to_cache(store, keys, results, misses, config)
+    stats.cache = {"hits": len(files) - len(misses), "lexed": len(misses)}
     stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
-    corpus = Corpus([], [], [], list(walked.skips), list(walked.warnings), stats)
+    corpus = Corpus([], [], [], list(walked.skips), warnings, stats)
     corpus.family = (config.seed, config.num_hashes)
+    _fill(corpus, files, results)
+    return corpus
+
+
+def _fill(corpus: Corpus, files: Sequence[FileEntry], results: Sequence[Extracted | None]) -> None:
+    stats = corpus.stats
     cpu = np.zeros(4)
     for entry, maybe in zip(files, results, strict=True):
         assert maybe is not None  # every index comes back exactly once
@@ -128,7 +150,75 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         assert item.signature is not None
         corpus.signatures.append(item.signature)
     stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
-    return corpus
+
+
+@contextlib.contextmanager
+def _open_cache(config: Config, warnings: list[str]) -> Iterator[Cache | None]:
+    if not config.cache:
+        yield None
+        return
+    directory = Path(config.cache_dir) if config.cache_dir else default_dir()
+    try:
+        store = Cache(directory)
+    except (OSError, sqlite3.Error) as err:
+        warnings.append(f"cache {directory} cannot be used ({err}); scanning without it")
+        yield None
+        return
+    warnings.extend(store.warnings)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _from_cache(
+    store: Cache | None, files: Sequence[FileEntry], config: Config, seeds: UInt64Array
+) -> tuple[list[Extracted | None], list[bytes | None]]:
+    """Results for the files the cache knows; ``None`` where a file must be lexed."""
+    results: list[Extracted | None] = [None] * len(files)
+    keys: list[bytes | None] = [None] * len(files)
+    if store is None:
+        return results, keys
+    for i, entry in enumerate(files):
+        try:
+            with open(entry.real, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue  # the worker reports it
+        if b"\0" not in data:
+            keys[i] = file_key(os.path.basename(entry.real), data, config.shingle)
+    known = [k for k in keys if k is not None]
+    entries = store.get_many(known)
+    fam = cache_family(config.seed, config.num_hashes)
+    sigs = store.get_signatures([k for k in known if k in entries], fam)
+    for i, key in enumerate(keys):
+        if key is None or key not in entries:
+            continue
+        e = entries[key]
+        sig = sigs.get(key)
+        if sig is None and e.skip is None:
+            sig = signature.signature(e.shingles, seeds)
+            store.put_signatures([(key, sig)], fam)
+        skip = SkipReason(e.skip) if e.skip else None
+        results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sig)
+    return results, keys
+
+
+def _to_cache(
+    store: Cache, keys: Sequence[bytes | None], results: Sequence[Extracted | None], fresh: list[int], config: Config
+) -> None:
+    """Store what was just lexed: shingle sets, no-lexer verdicts, signatures."""
+    entries, sigs = [], []
+    for i in fresh:
+        key, item = keys[i], results[i]
+        if key is None or item is None or item.skip not in (None, SkipReason.NO_LEXER):
+            continue  # unreadable, binary, lexer crashes: not facts about the content to keep
+        skip = item.skip.value if item.skip else None
+        entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, item.detail)))
+        if item.signature is not None:
+            sigs.append((key, item.signature))
+    store.put_many(entries)
+    store.put_signatures(sigs, cache_family(config.seed, config.num_hashes))
 
 
 def comparable(corpus: Corpus, min_shingles: int) -> list[int]:

@@ -76,6 +76,7 @@ class Stats:
     oversize_buckets: int = 0
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     cpu_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    cache: dict[str, int] = dataclasses.field(default_factory=dict)  # run-dependent, like seconds
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys (timings rounded to milliseconds)."""

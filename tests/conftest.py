@@ -46,6 +46,14 @@ _WORDS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own cache folder: none writes to the user's cache."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    return folder / "minhashdup"
+
+
 @pytest.fixture
 def make_tree(tmp_path: Path) -> TreeFactory:
     """Write ``{relative path: text or bytes}`` under a fresh folder and return it."""

@@ -17,9 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def _commands() -> list[click.Command]:
-    assert isinstance(cli, click.Group)
-    return list(cli.commands.values())
+def _commands(group: click.Group = cli) -> list[click.Command]:
+    out: list[click.Command] = []
+    for command in group.commands.values():
+        out.append(command)
+        if isinstance(command, click.Group):
+            out.extend(_commands(command))
+    return out
 
 
 @pytest.mark.parametrize("command", _commands(), ids=lambda c: c.name)

@@ -35,8 +35,8 @@ def planted_tree(make_tree: TreeFactory, seed: int = 5) -> Path:
 
 
 def _strip_timings(doc: dict[str, Any]) -> dict[str, Any]:
-    doc["stats"].pop("seconds")
-    doc["stats"].pop("cpu_seconds")
+    for key in ("seconds", "cpu_seconds", "cache"):
+        doc["stats"].pop(key)
     return doc
 
 
@@ -100,7 +100,7 @@ def test_empty_and_comment_only_files_are_dropped_and_counted(make_tree: TreeFac
 def test_output_is_the_same_for_any_number_of_workers(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # use worker processes even for a small tree
     root = planted_tree(make_tree)
-    docs = [_strip_timings(scan([str(root)], Config(jobs=j)).to_dict()) for j in (1, 2, 3, 2)]
+    docs = [_strip_timings(scan([str(root)], Config(jobs=j, cache=False)).to_dict()) for j in (1, 2, 3, 2)]
     assert docs[0]["pairs"]
     assert all(d == docs[0] for d in docs[1:])
 
@@ -152,10 +152,10 @@ def crash_on_marker(batch: Any) -> Any:
 def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = planted_tree(make_tree)
     (root / "pkg2" / "killer.go").write_text((root / "pkg2" / "orig.go").read_text() + "// KILL_WORKER\n")
-    expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("killer.go",))).to_dict())
+    expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("killer.go",), cache=False)).to_dict())
     monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
     monkeypatch.setattr(extract_module, "_extract_batch", crash_on_marker)
-    result = scan([str(root)], Config(jobs=2))
+    result = scan([str(root)], Config(jobs=2, cache=False))
     assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
         ("killer.go", "lex-error (the worker process died on this file)")
     ]

@@ -1,0 +1,199 @@
+"""Content-addressed store of per-file shingles and signatures, in SQLite (WAL mode).
+
+A file's key is a hash of everything that decides its shingles: its bytes, its name (the
+lexer is chosen by name, then content), the shingle size, the pygments version and this
+cache's format. So an unchanged file is never lexed twice, and any change that could alter
+its shingles misses. Signatures are stored per key and hash family (seed, K).
+
+WAL mode lets two scans share the cache and survives a scan killed at any moment; a cache
+file that is corrupt or not ours is moved aside and rebuilt, with a warning, never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pygments
+
+from minhashdup.hashing import UInt64Array
+
+#: Bump when token or shingle hashing changes: old entries then simply miss.
+CACHE_FORMAT = 1
+APPLICATION_ID = 0x4D484450  # "MHDP"
+FILE_NAME = "cache-v1.sqlite3"
+_BATCH = 500  # keys per SELECT
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    key BLOB PRIMARY KEY, lexer TEXT NOT NULL, tokens INTEGER NOT NULL, not_utf8 INTEGER NOT NULL,
+    skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL, used REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signatures (
+    key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
+) WITHOUT ROWID;
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """What the cache holds for one file: its shingles, or the reason it has none."""
+
+    shingles: UInt64Array
+    lexer: str
+    tokens: int
+    not_utf8: bool
+    skip: str | None = None
+    detail: str = ""
+
+
+def default_dir() -> Path:
+    """``$XDG_CACHE_HOME/minhashdup``, or ``~/.cache/minhashdup``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "minhashdup"
+
+
+def file_key(name: str, data: bytes, shingle: int) -> bytes:
+    """16-byte key of a file's content and everything that shapes its shingles."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{CACHE_FORMAT}\0{pygments.__version__}\0{shingle}\0{name}\0".encode("utf-8", "surrogatepass"))
+    h.update(data)
+    return h.digest()
+
+
+def family(seed: int, num_hashes: int) -> str:
+    """Name of a MinHash hash family in the signatures table."""
+    return f"splitmix64:{seed}:{num_hashes}"
+
+
+class Cache:
+    """One connection to the cache file; use as a context manager.
+
+    Example:
+        >>> with Cache(Path(tmp)) as cache:  # doctest: +SKIP
+        ...     cache.get_many([key])
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / FILE_NAME
+        self.warnings: list[str] = []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as err:
+            self._db = self._rebuild(str(err))
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            app = db.execute("PRAGMA application_id").fetchone()[0]
+            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if app != APPLICATION_ID and tables:
+                raise sqlite3.DatabaseError("not a minhashdup cache")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            db.executescript(_SCHEMA)
+            return db
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+
+    def _rebuild(self, reason: str) -> sqlite3.Connection:
+        aside = self.path.with_name(f"{self.path.name}.broken-{int(time.time())}")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+        self.warnings.append(f"cache {self.path} was unusable ({reason}); moved to {aside.name} and rebuilt")
+        return self._open()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (what was written is already committed)."""
+        self._db.close()
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Entry]:
+        """The entries present for ``keys``."""
+        out: dict[bytes, Entry] = {}
+        sql = "SELECT key, lexer, tokens, not_utf8, skip, detail, shingles FROM files WHERE key IN ({})"
+        for chunk in _chunks(keys):
+            for key, lexer, tokens, not_utf8, skip, detail, blob in self._db.execute(
+                sql.format(",".join("?" * len(chunk))), chunk
+            ):
+                out[key] = Entry(
+                    np.frombuffer(blob, dtype="<u8").astype(np.uint64), lexer, tokens, bool(not_utf8), skip, detail
+                )
+        return out
+
+    def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
+        """Store entries (one transaction)."""
+        now = time.time()
+        rows = [
+            (key, e.lexer, e.tokens, int(e.not_utf8), e.skip, e.detail, e.shingles.astype("<u8").tobytes(), now)
+            for key, e in items
+        ]
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
+        """Stored signatures of ``keys`` under hash family ``fam``."""
+        out: dict[bytes, UInt64Array] = {}
+        sql = "SELECT key, signature FROM signatures WHERE family = ? AND key IN ({})"
+        for chunk in _chunks(keys):
+            for key, blob in self._db.execute(sql.format(",".join("?" * len(chunk))), [fam, *chunk]):
+                out[key] = np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+        return out
+
+    def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
+        """Store signatures under hash family ``fam`` (one transaction)."""
+        rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)
+
+    def info(self) -> dict[str, object]:
+        """Where the cache is, how many entries it holds and how big it is."""
+        files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
+        sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
+        size = sum(os.path.getsize(f"{self.path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.path}{s}"))
+        return {
+            "path": str(self.path),
+            "files": files,
+            "signatures": sigs,
+            "bytes": size,
+            "format": CACHE_FORMAT,
+            "pygments": pygments.__version__,
+        }
+
+    def clear(self) -> None:
+        """Drop every entry and give the space back."""
+        with self._transaction():
+            self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM signatures")
+        self._db.execute("VACUUM")
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+
+def _chunks(keys: Sequence[bytes]) -> Iterator[list[bytes]]:
+    for start in range(0, len(keys), _BATCH):
+        yield list(keys[start : start + _BATCH])

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup import Config, scan
+from minhashdup import extract as extract_module
+from minhashdup.cache import FILE_NAME
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+
+from .conftest import TreeFactory, go_file, render_go
+
+
+def _tree(make_tree: TreeFactory, files: int = 30) -> Path:
+    rng = random.Random(7)
+    base = go_file(rng, 10)
+    tree: dict[str, str | bytes] = {}
+    for i in range(files):
+        blocks = list(base)
+        blocks[i % len(blocks)] = "\n".join(go_file(rng, 1))
+        tree[f"p{i:02}/f{i:02}.go"] = render_go(blocks)
+    return make_tree(tree)
+
+
+@pytest.fixture
+def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the lexer is called on (in this process: use jobs=1)."""
+    calls: list[str] = []
+    real = extract_module.significant_tokens
+
+    def counting(lexer: Any, text: str) -> Any:
+        calls.append(text)
+        return real(lexer, text)
+
+    monkeypatch.setattr(extract_module, "significant_tokens", counting)
+    return calls
+
+
+def _pairs(result: Any) -> list[tuple[str, str, float, float]]:
+    return [(p.a, p.b, p.jaccard, p.estimate) for p in result.pairs]
+
+
+def test_warm_scan_lexes_nothing_and_gives_the_same_result(make_tree: TreeFactory, lexed: list[str]) -> None:
+    root = _tree(make_tree)
+    cold = scan([str(root)], Config(jobs=1))
+    assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30}
+    warm = scan([str(root)], Config(jobs=1))
+    assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0}
+    assert _pairs(warm) == _pairs(cold) and warm.pairs
+    assert [c.files for c in warm.clusters] == [c.files for c in cold.clusters]
+
+
+def test_touching_ten_files_lexes_only_those_ten(make_tree: TreeFactory, lexed: list[str]) -> None:
+    root = _tree(make_tree)
+    scan([str(root)], Config(jobs=1))
+    touched = sorted(root.rglob("*.go"))[:10]
+    for path in touched:
+        path.write_text(path.read_text() + "\nvar touched = 1\n")
+    lexed.clear()
+    result = scan([str(root)], Config(jobs=1))
+    assert sorted(lexed) == sorted(p.read_text() for p in touched)
+    assert result.stats.cache == {"hits": 20, "lexed": 10}
+    fresh = scan([str(root)], Config(jobs=1, cache=False))
+    assert _pairs(result) == _pairs(fresh)
+
+
+def test_settings_that_change_shingles_miss(make_tree: TreeFactory, lexed: list[str]) -> None:
+    root = _tree(make_tree, files=5)
+    scan([str(root)], Config(jobs=1))
+    scan([str(root)], Config(jobs=1, shingle=4))
+    assert len(lexed) == 10
+    scan([str(root)], Config(jobs=1, seed=9, bands=10))  # other signatures, same shingles
+    assert len(lexed) == 10
+
+
+def test_no_cache_writes_nothing(make_tree: TreeFactory, private_cache: Path) -> None:
+    scan([str(_tree(make_tree, files=3))], Config(jobs=1, cache=False))
+    assert not private_cache.exists()
+
+
+def test_corrupt_cache_is_rebuilt_with_a_warning(make_tree: TreeFactory, private_cache: Path) -> None:
+    root = _tree(make_tree, files=4)
+    private_cache.mkdir(parents=True)
+    (private_cache / FILE_NAME).write_bytes(b"this is not a database" * 100)
+    result = scan([str(root)], Config(jobs=1))
+    assert any("was unusable" in w and "rebuilt" in w for w in result.warnings)
+    assert result.stats.cache["lexed"] == 4
+    again = scan([str(root)], Config(jobs=1))
+    assert again.stats.cache == {"hits": 4, "lexed": 0} and not again.warnings
+
+
+def test_foreign_sqlite_file_is_not_used(make_tree: TreeFactory, private_cache: Path) -> None:
+    private_cache.mkdir(parents=True)
+    db = sqlite3.connect(private_cache / FILE_NAME)
+    db.execute("CREATE TABLE files (x)")
+    db.commit()
+    db.close()
+    result = scan([str(_tree(make_tree, files=3))], Config(jobs=1))
+    assert any("not a minhashdup cache" in w for w in result.warnings)
+
+
+def test_unusable_cache_folder_is_a_warning(make_tree: TreeFactory, tmp_path: Path) -> None:
+    blocker = tmp_path / "file-not-folder"
+    blocker.write_text("")
+    result = scan([str(_tree(make_tree, files=3))], Config(jobs=1, cache_dir=str(blocker / "sub")))
+    assert any("scanning without it" in w for w in result.warnings)
+    assert result.stats.files_scanned == 3
+
+
+def _cli(*args: str, cache: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "minhashdup", *args, "--cache-dir", str(cache)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_two_scans_at_once_and_a_killed_scan_leave_it_usable(make_tree: TreeFactory, tmp_path: Path) -> None:
+    root = _tree(make_tree, files=60)
+    cache = tmp_path / "shared"
+    both = [_cli("scan", str(root), "-f", "json", "-q", cache=cache) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in both]
+    assert [p.returncode for p in both] == [0, 0], outs
+    first, second = (json.loads(o)["pairs"] for o, _ in outs)
+    assert first == second and first
+    victim = _cli("scan", str(root), "-f", "json", "-q", "--shingle", "3", cache=cache)
+    time.sleep(0.8)
+    victim.kill()
+    victim.communicate()
+    again = _cli("scan", str(root), "-f", "json", "-q", "--shingle", "3", cache=cache)
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and "unusable" not in err
+    db = sqlite3.connect(cache / FILE_NAME)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_cache_info_and_clear(make_tree: TreeFactory, private_cache: Path) -> None:
+    scan([str(_tree(make_tree, files=4))], Config(jobs=1))
+    runner = CliRunner()
+    info = runner.invoke(cli, ["cache", "info", "-f", "json"])
+    assert info.exit_code == ExitCode.OK
+    doc = json.loads(info.stdout)
+    assert doc["files"] == 4 and doc["signatures"] == 4 and doc["path"] == str(private_cache / FILE_NAME)
+    cleared = runner.invoke(cli, ["cache", "clear"])
+    assert cleared.exit_code == ExitCode.OK and "cleared" in cleared.stdout
+    assert json.loads(runner.invoke(cli, ["cache", "info", "-f", "json"]).stdout)["files"] == 0
