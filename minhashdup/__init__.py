@@ -6,13 +6,12 @@ Example:
     >>> [(p.a, p.b, p.jaccard) for p in result.pairs][:1]  # doctest: +SKIP
 """
 
+from minhashdup._version import __version__
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError
 from minhashdup.pipeline import collect, find_pairs, scan
 from minhashdup.result import Cluster, Pair, Result, Stats
 from minhashdup.sketch import LSHIndex, MinHash
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Cluster",

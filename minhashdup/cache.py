@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pygments
 
+from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.hashing import UInt64Array
 
 #: Bump when token or shingle hashing changes: old entries then simply miss.
@@ -60,10 +61,11 @@ def default_dir() -> Path:
     return Path(base) / "minhashdup"
 
 
-def file_key(name: str, data: bytes, shingle: int) -> bytes:
+def file_key(name: str, data: bytes, shingle: int, engine: str = "fast") -> bytes:
     """16-byte key of a file's content and everything that shapes its shingles."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{CACHE_FORMAT}\0{pygments.__version__}\0{shingle}\0{name}\0".encode("utf-8", "surrogatepass"))
+    head = f"{CACHE_FORMAT}\0{__version__}\0{pygments.__version__}\0{engine}\0{shingle}\0{name}\0"
+    h.update(head.encode("utf-8", "surrogatepass"))
     h.update(data)
     return h.digest()
 

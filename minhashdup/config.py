@@ -49,6 +49,8 @@ class Config:
         jobs: worker processes for lexing; 0 means one per core.
         cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.cache`).
         cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
+        lexer_engine: ``fast`` (pygments' rules, one regex call per token) or ``pygments``;
+            both give the same tokens.
 
     Raises:
         ConfigError: a value is out of range; the message names the fix.
@@ -74,6 +76,7 @@ class Config:
     jobs: int = 0
     cache: bool = True
     cache_dir: str | None = None
+    lexer_engine: str = "fast"
 
     def __post_init__(self) -> None:
         _check_int("bands", self.bands, 1, 4096)
@@ -91,6 +94,8 @@ class Config:
         _check_int("max-bucket", self.max_bucket, 2, 10**7)
         _check_int("jobs", self.jobs, 0, 1024)
         _check_int("bits", self.bits, 1, 64)
+        if self.lexer_engine not in ("fast", "pygments"):
+            raise ConfigError(f"--lexer-engine must be fast or pygments (got {self.lexer_engine!r})")
         for name in ("include", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):

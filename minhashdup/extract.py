@@ -19,7 +19,7 @@ from minhashdup.hashing import UInt64Array
 from minhashdup.parallel import process_pool
 from minhashdup.shingles import shingle_set, token_hashes
 from minhashdup.signature import signature
-from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
+from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts
 from minhashdup.walk import FileEntry, SkipReason
 
 #: Below this many bytes in total, worker processes cost more than they save.
@@ -44,7 +44,9 @@ class Extracted:
 _NONE = np.empty(0, dtype=np.uint64)
 
 
-def extract_file(index: int, path: str, shingle: int, seeds: UInt64Array | None = None) -> Extracted:
+def extract_file(
+    index: int, path: str, shingle: int, seeds: UInt64Array | None = None, engine: str = "fast"
+) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
     With ``seeds``, also its MinHash signature, so that this work is spread over the
@@ -66,7 +68,7 @@ def extract_file(index: int, path: str, shingle: int, seeds: UInt64Array | None 
     t1 = time.process_time()
     try:
         lexer = lexer_for(os.path.basename(path), text)
-        tokens = list(significant_tokens(lexer, text))
+        tokens = token_texts(lexer, text, engine)
     except NoLexerError as err:
         return Extracted(index, _NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8)
     except Exception as err:  # a lexer bug on one file must not stop the scan
@@ -81,12 +83,12 @@ def extract_file(index: int, path: str, shingle: int, seeds: UInt64Array | None 
     return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu)
 
 
-_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None"]
+_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None", str]
 
 
 def _extract_batch(batch: _Batch) -> list[Extracted]:
-    items, shingle, seeds = batch
-    return [extract_file(index, path, shingle, seeds) for index, path in items]
+    items, shingle, seeds, engine = batch
+    return [extract_file(index, path, shingle, seeds, engine) for index, path in items]
 
 
 def extract_all(
@@ -95,6 +97,7 @@ def extract_all(
     workers: int,
     on_done: Callable[[int], object] | None = None,
     seeds: UInt64Array | None = None,
+    engine: str = "fast",
 ) -> Iterator[Extracted]:
     """:func:`extract_file` over ``files``, in worker processes when it pays.
 
@@ -107,15 +110,16 @@ def extract_all(
         workers: processes to use; 1 runs in this process.
         on_done: called with the number of files finished, for progress bars.
         seeds: when given, each result carries its MinHash signature under these seeds.
+        engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
         for index, entry in enumerate(files):
-            yield extract_file(index, entry.real, shingle, seeds)
+            yield extract_file(index, entry.real, shingle, seeds, engine)
             if on_done:
                 on_done(1)
         return
-    for results in _in_workers(list(_batches(files, shingle, workers, seeds)), min(workers, len(files))):
+    for results in _in_workers(list(_batches(files, shingle, workers, seeds, engine)), min(workers, len(files))):
         yield from results
         if on_done:
             on_done(len(results))
@@ -141,7 +145,7 @@ def _in_workers(batches: list[_Batch], workers: int) -> Iterator[list[Extracted]
             pending = []
         except BrokenProcessPool:
             left = [b for k, b in enumerate(pending) if k not in done]
-            singles: list[_Batch] = [((item,), shingle, seeds) for items, shingle, seeds in left for item in items]
+            singles: list[_Batch] = [((item,), k, seeds, engine) for items, k, seeds, engine in left for item in items]
             pending = yield from _isolate(singles)
 
 
@@ -158,16 +162,18 @@ def _isolate(singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Ba
                 done += 1
                 yield result
     except BrokenProcessPool:
-        ((index, _),), _, _ = singles[done]
+        ((index, _),), _, _, _ = singles[done]
         yield [Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail="the worker process died on this file")]
         return singles[done + 1 :]
     return []
 
 
-def _batches(files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None) -> Iterator[_Batch]:
+def _batches(
+    files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None, engine: str
+) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough
     # that the last ones balance the workers and large enough to amortise pickling.
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds, engine

@@ -183,6 +183,13 @@ run_options = _stack(
         help="Where per-file shingles are kept between runs.",
     ),
     click.option("--no-cache", "no_cache", is_flag=True, help="Neither read nor write the cache."),
+    click.option(
+        "--lexer-engine",
+        type=click.Choice(["fast", "pygments"]),
+        default="fast",
+        show_default=True,
+        help="fast: pygments' own rules, one regex call per token (same tokens); pygments: pygments itself.",
+    ),
     click.option("--quiet", "-q", is_flag=True, help="No progress bars and no per-file notices on stderr."),
     click.option("--verbose", "-v", is_flag=True, help="List every skipped file on stderr."),
 )
@@ -213,4 +220,5 @@ def config_from(options: dict[str, Any]) -> Config:
         jobs=options["jobs"],
         cache=not options["no_cache"],
         cache_dir=options["cache_dir"],
+        lexer_engine=options["lexer_engine"],
     )

@@ -116,7 +116,8 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         bar = progress("lexing", len(misses)) if progress and misses else None
         try:
             todo = [files[i] for i in misses]
-            for item in extract_all(todo, config.shingle, config.workers, bar.update if bar else None, seeds):
+            on_done = bar.update if bar else None
+            for item in extract_all(todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine):
                 results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])
         finally:
             if bar:
@@ -186,7 +187,7 @@ def _from_cache(
         except OSError:
             continue  # the worker reports it
         if b"\0" not in data:
-            keys[i] = file_key(os.path.basename(entry.real), data, config.shingle)
+            keys[i] = file_key(os.path.basename(entry.real), data, config.shingle, config.lexer_engine)
     known = [k for k in keys if k is not None]
     entries = store.get_many(known)
     fam = cache_family(config.seed, config.num_hashes)

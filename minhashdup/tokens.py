@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, guess_lexer
 from pygments.lexers.special import TextLexer
 from pygments.token import Comment, Text, Whitespace, _TokenType
 from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:
+    from minhashdup.fastlex import FastLexer
 
 _KEPT_COMMENTS = (Comment.Preproc, Comment.PreprocFile)
 
@@ -76,7 +80,8 @@ def _instance(cls: type[Lexer]) -> Lexer:
 
 
 @functools.lru_cache(maxsize=4096)
-def _dropped_type(ttype: _TokenType) -> bool:
+def dropped_type(ttype: _TokenType) -> bool:
+    """True for comments (not preprocessor directives) and whitespace token types."""
     if ttype in Comment:
         return not any(ttype in kept for kept in _KEPT_COMMENTS)
     return ttype in Whitespace
@@ -90,7 +95,7 @@ def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
         >>> list(significant_tokens(GoLexer(), "x := 1 // one"))
         ['x', ':=', '1']
     """
-    dropped = _dropped_type
+    dropped = dropped_type
     for ttype, value in lexer.get_tokens(text):
         if dropped(ttype):
             continue
@@ -107,7 +112,7 @@ def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str
         >>> list(significant_tokens_with_lines(GoLexer(), "x := 1\\n// c\\ny"))
         [('x', 1), (':=', 1), ('1', 1), ('y', 3)]
     """
-    dropped = _dropped_type
+    dropped = dropped_type
     line = 1
     for ttype, value in lexer.get_tokens(text):
         start = line
@@ -117,3 +122,32 @@ def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str
         if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
             continue
         yield value, start
+
+
+ENGINES = ("fast", "pygments")
+
+
+def token_texts(lexer: Lexer, text: str, engine: str = "fast") -> list[str]:
+    """:func:`significant_tokens` as a list, by the chosen engine.
+
+    ``fast`` runs :class:`minhashdup.fastlex.FastLexer` for the lexers it reproduces exactly
+    and pygments itself for the others; ``pygments`` always runs pygments.
+    """
+    if engine == "fast":
+        fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+        if fast is not None:
+            return fast.significant_tokens(text)
+    return list(significant_tokens(lexer, text))
+
+
+@functools.lru_cache(maxsize=256)
+def _fast_for(cls: type[Lexer]) -> FastLexer | None:
+    # Built once per lexer class and process, from the same instance lexer_for hands out.
+    from minhashdup.fastlex import FastLexer, supported  # fastlex imports this module
+
+    if not supported(cls):
+        return None
+    try:
+        return FastLexer(_instance(cls))  # type: ignore[arg-type]
+    except Exception:  # a lexer whose rules we cannot analyse: pygments it is
+        return None

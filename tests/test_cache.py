@@ -36,13 +36,13 @@ def _tree(make_tree: TreeFactory, files: int = 30) -> Path:
 def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts the lexer is called on (in this process: use jobs=1)."""
     calls: list[str] = []
-    real = extract_module.significant_tokens
+    real = extract_module.token_texts
 
-    def counting(lexer: Any, text: str) -> Any:
+    def counting(lexer: Any, text: str, engine: str = "fast") -> Any:
         calls.append(text)
-        return real(lexer, text)
+        return real(lexer, text, engine)
 
-    monkeypatch.setattr(extract_module, "significant_tokens", counting)
+    monkeypatch.setattr(extract_module, "token_texts", counting)
     return calls
 
 

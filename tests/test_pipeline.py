@@ -108,14 +108,14 @@ def test_output_is_the_same_for_any_number_of_workers(make_tree: TreeFactory, mo
 def test_one_bad_file_does_not_lose_the_others(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = planted_tree(make_tree)
     (root / "pkg1" / "crash.go").write_text((root / "pkg1" / "orig.go").read_text() + "// CRASH_ME\n")
-    real = extract_module.significant_tokens
+    real = extract_module.token_texts
 
-    def flaky(lexer: Any, text: str) -> Any:
+    def flaky(lexer: Any, text: str, engine: str = "fast") -> Any:
         if "CRASH_ME" in text:
             raise RuntimeError("lexer crashed")
-        return real(lexer, text)
+        return real(lexer, text, engine)
 
-    monkeypatch.setattr(extract_module, "significant_tokens", flaky)
+    monkeypatch.setattr(extract_module, "token_texts", flaky)
     baseline = scan([str(root)], Config(jobs=1))
     crashed = [n for n in baseline.skips if n.message.startswith("lex-error")]
     assert [Path(n.path).name for n in crashed] == ["crash.go"]

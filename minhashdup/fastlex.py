@@ -1,0 +1,416 @@
+"""A faster driver for pygments' RegexLexer, built at run time from the lexer's own rules.
+
+Pygments tries the rules of the current state one by one at every position: a Python-level
+regex call per rule. Here each state's rules become one regular expression whose
+alternatives are the rules in order, each wrapped in its own group. Python's regex engine
+tries alternatives left to right and takes the first that matches, which is pygments'
+first-rule-wins, and ``m.lastindex`` (the wrapper group closes last) tells which rule fired.
+Rules whose action is a callback (``bygroups``, ``using``, ...) are matched again with their
+own pattern so the callback gets the match object it expects; state pushes and pops follow
+``RegexLexer.get_tokens_unprocessed`` line for line.
+
+A state that cannot be joined exactly (a rule with backreferences, named groups or
+conditionals) is run rule by rule, as pygments does. A lexer that is not a plain RegexLexer
+(ExtendedRegexLexer, a custom ``get_tokens_unprocessed``) is not taken at all: callers fall
+back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
+the token stream is the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
+from pygments.token import Comment, Text, _TokenType
+
+from minhashdup.tokens import dropped_type
+
+if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated alias
+    from re import _parser as parser  # type: ignore[attr-defined]
+else:  # pragma: no cover - Python 3.10
+    import sre_parse as parser
+
+Token = tuple[int, Any, str]
+Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
+
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _vetted_overrides() -> set[type]:
+    # Classes whose get_tokens_unprocessed only wraps RegexLexer's to change token *types*
+    # from Name to Keyword.Type: the texts, and which tokens are comments or whitespace,
+    # stay the same, so the fast stream (before that retyping) drops the same tokens.
+    from pygments.lexers.c_cpp import CFamilyLexer
+
+    return {CFamilyLexer}
+
+
+_DROP, _KEEP, _KEEP_UNLESS_BLANK, _CALLBACK = range(4)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decision(ttype: Any) -> int:
+    """What :func:`minhashdup.tokens.significant_tokens` does with a token of this type."""
+    if dropped_type(ttype):
+        return _DROP
+    if ttype in Text or ttype in Comment:
+        return _KEEP_UNLESS_BLANK
+    return _KEEP
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """One rule, with its drop decision made in advance."""
+
+    rexmatch: Callable[..., Any]
+    action: Any
+    new_state: Any
+    kind: int
+
+
+def _plan(rule: Rule) -> _Plan:
+    rexmatch, action, new_state = rule
+    if action is None:
+        kind = _DROP
+    elif type(action) is _TokenType:
+        kind = _decision(action)
+    else:
+        kind = _CALLBACK
+    return _Plan(rexmatch, action, new_state, kind)
+
+
+@dataclasses.dataclass
+class _Joined:
+    """A pattern joining some of a state's rules, and the rule of each of its groups."""
+
+    match: Callable[..., Any] | None  # None: no rule can start here
+    plans: list[_Plan | None]
+
+
+@dataclasses.dataclass
+class _State:
+    sequential: list[_Plan]
+    joined: _Joined | None  # all rules joined, or None: rule by rule
+    by_char: list[_Joined]  # for each ASCII character, the rules that can start with it
+
+
+class FastLexer:
+    """The fast driver for one pygments lexer instance (see the module docstring).
+
+    Raises:
+        TypeError: the lexer is not one this driver reproduces exactly.
+    """
+
+    def __init__(self, lexer: Lexer) -> None:
+        if not supported(type(lexer)):
+            raise TypeError(f"{type(lexer).__name__} is not a plain RegexLexer")
+        self.lexer = lexer
+        tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
+        self.states = {name: _join(rules, type(lexer).flags) for name, rules in tokendefs.items()}
+
+    def significant_tokens(self, text: str) -> list[str]:
+        """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
+
+        Per rule the drop decision is made once (comment, whitespace, or whitespace-only
+        text), so a dropped token costs one regex call and no tuple.
+        """
+        text = self.lexer._preprocess_lexer_input(text)
+        out: list[str] = []
+        keep = out.append
+        lexer, states, decide = self.lexer, self.states, _decision
+        pos, end = 0, len(text)
+        stack = ["root"]
+        state = states["root"]
+        while True:
+            m = None
+            plan: _Plan | None = None
+            if state.joined is not None:
+                joined = state.joined
+                if pos < end:
+                    code = ord(text[pos])
+                    if code < _ASCII:
+                        joined = state.by_char[code]
+                if joined.match is not None:
+                    m = joined.match(text, pos)
+                    if m is not None:
+                        plan = joined.plans[m.lastindex]
+            else:
+                for candidate in state.sequential:
+                    m = candidate.rexmatch(text, pos)
+                    if m is not None:
+                        plan = candidate
+                        break
+            if plan is None or m is None:
+                if pos >= end:
+                    break
+                if text[pos] == "\n":  # at a line end pygments resets to the root state
+                    stack = ["root"]
+                    state = states["root"]
+                else:
+                    keep(text[pos])  # an Error token: kept, as pygments yields it
+                pos += 1
+                continue
+            if plan.kind == _KEEP:
+                keep(m.group())
+            elif plan.kind == _KEEP_UNLESS_BLANK:
+                value = m.group()
+                if value and not value.isspace():
+                    keep(value)
+            elif plan.kind == _CALLBACK:
+                for _, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
+                    verdict = decide(ttype)
+                    if verdict == _KEEP or (verdict == _KEEP_UNLESS_BLANK and value and not value.isspace()):
+                        keep(value)
+            pos = m.end()
+            if plan.new_state is not None:
+                stack = _transition(stack, plan.new_state)
+                state = states[stack[-1]]
+        return out
+
+
+def _transition(stack: list[str], new_state: Any) -> list[str]:
+    """The state stack after a rule's ``new_state``, exactly as pygments changes it."""
+    if isinstance(new_state, tuple):
+        for name in new_state:
+            if name == "#pop":
+                if len(stack) > 1:
+                    stack.pop()
+            elif name == "#push":
+                stack.append(stack[-1])
+            else:
+                stack.append(name)
+    elif isinstance(new_state, int):
+        if abs(new_state) >= len(stack):
+            del stack[1:]
+        else:
+            del stack[new_state:]
+    elif new_state == "#push":
+        stack.append(stack[-1])
+    else:  # pragma: no cover - pygments asserts the same
+        raise AssertionError(f"wrong state def: {new_state!r}")
+    return stack
+
+
+def supported(cls: type) -> bool:
+    """True for RegexLexer subclasses whose token loop is RegexLexer's own (or vetted)."""
+    if not issubclass(cls, RegexLexer) or issubclass(cls, ExtendedRegexLexer):
+        return False
+    for klass in cls.__mro__:
+        if "get_tokens_unprocessed" in klass.__dict__:
+            return klass is RegexLexer or klass in _vetted_overrides()
+    return False
+
+
+def _join(rules: list[Rule], flags: int) -> _State:
+    """One pattern for a state's rules, or ``joined=None`` when that would not be exact."""
+    plans = [_plan(rule) for rule in rules]
+    sequential = _State(plans, None, [])
+    sources: list[tuple[str, int]] = []
+    starts: list[tuple[set[int] | None, bool]] = []
+    for plan in plans:
+        pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
+        if not isinstance(pattern.pattern, str) or _own_flags(pattern) != flags & ~re.UNICODE:
+            return sequential
+        source = _scoped(pattern.pattern)
+        parsed = _parsed(source, flags) if source is not None else None
+        if source is None or parsed is None:
+            return sequential
+        sources.append((source, pattern.groups))
+        starts.append(first_chars(parsed, parsed.state.flags))
+    everything = _compile(plans, sources, list(range(len(plans))), flags)
+    if everything is None:
+        return sequential
+    cache: dict[tuple[int, ...], _Joined | None] = {}
+    by_char: list[_Joined] = []
+    for code in range(_ASCII):
+        chosen = tuple(i for i, (chars, nullable) in enumerate(starts) if chars is None or nullable or code in chars)
+        if chosen not in cache:
+            cache[chosen] = _compile(plans, sources, list(chosen), flags)
+        found = cache[chosen]
+        by_char.append(found if found is not None else everything)
+    return _State(plans, everything, by_char)
+
+
+def _compile(plans: list[_Plan], sources: list[tuple[str, int]], chosen: list[int], flags: int) -> _Joined | None:
+    """Join the chosen rules, in order, each in a wrapper group; ``None`` if that fails."""
+    if not chosen:
+        return _Joined(None, [])
+    by_group: list[_Plan | None] = [None]
+    parts = []
+    for i in chosen:
+        source, groups = sources[i]
+        by_group.append(plans[i])
+        by_group.extend([None] * groups)
+        parts.append(f"({source})")
+    try:
+        joined = re.compile("|".join(parts), flags)
+    except re.error:
+        return None
+    if joined.groups != len(by_group) - 1:
+        return None
+    return _Joined(joined.match, by_group)
+
+
+_INLINE = {
+    "a": re.ASCII,
+    "i": re.IGNORECASE,
+    "L": re.LOCALE,
+    "m": re.MULTILINE,
+    "s": re.DOTALL,
+    "u": re.UNICODE,
+    "x": re.VERBOSE,
+}
+
+
+def _own_flags(pattern: re.Pattern[str]) -> int:
+    """The flags a pattern was compiled with, less UNICODE and its own leading ``(?flags)``."""
+    m = _GLOBAL_FLAGS.match(pattern.pattern)
+    inline = 0
+    for letter in m.group(1) if m else "":
+        inline |= _INLINE[letter]
+    return pattern.flags & ~re.UNICODE & ~inline
+
+
+def _scoped(source: str) -> str | None:
+    """A leading global flag group like ``(?i)`` turned into a scoped ``(?i:...)``."""
+    m = _GLOBAL_FLAGS.match(source)
+    if m is None:
+        return source
+    if "(?" + m.group(1) + ")" in source[m.end() :]:
+        return None
+    return f"(?{m.group(1)}:{source[m.end() :]})"
+
+
+def _parsed(source: str, flags: int) -> Any:
+    """The parsed pattern if it is safe to embed (no backreferences, named groups or
+    conditionals), else ``None``."""
+    try:
+        parsed = parser.parse(source, flags)
+    except re.error:
+        return None
+    if parsed.state.groupdict or _has_groupref(parsed):
+        return None
+    return parsed
+
+
+def _has_groupref(node: Any) -> bool:
+    for op, arg in node:
+        name = str(op)
+        if name in ("GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_UNI_IGNORE", "GROUPREF_LOC_IGNORE"):
+            return True
+        for child in _children(arg):
+            if _has_groupref(child):
+                return True
+    return False
+
+
+def _children(arg: Any) -> Iterator[Any]:
+    if isinstance(arg, parser.SubPattern):
+        yield arg
+    elif isinstance(arg, (tuple, list)):
+        for item in arg:
+            yield from _children(item)
+
+
+# First characters a rule can match: each state gets one joined pattern per ASCII character,
+# holding only the rules that can start with it, so the regex engine tries fewer alternatives.
+_ASCII = 128
+_ANY = None  # "any character may start a match"
+
+
+@functools.lru_cache(maxsize=64)
+def _category(name: str, flags: int) -> frozenset[int]:
+    probe = {
+        "CATEGORY_DIGIT": r"\d",
+        "CATEGORY_SPACE": r"\s",
+        "CATEGORY_WORD": r"\w",
+        "CATEGORY_NOT_DIGIT": r"\D",
+        "CATEGORY_NOT_SPACE": r"\S",
+        "CATEGORY_NOT_WORD": r"\W",
+    }.get(name)
+    if probe is None:
+        return frozenset(range(_ASCII))  # unknown category: any ASCII character
+    rx = re.compile(probe, flags & (re.ASCII | re.UNICODE))
+    return frozenset(c for c in range(_ASCII) if rx.match(chr(c)))
+
+
+def _with_case(chars: set[int]) -> set[int]:
+    out = set(chars)
+    for c in chars:
+        swapped = chr(c).swapcase()
+        if len(swapped) == 1 and ord(swapped) < _ASCII:
+            out.add(ord(swapped))
+    return out
+
+
+def first_chars(items: Any, flags: int) -> tuple[set[int] | None, bool]:
+    """ASCII codes a parsed pattern can start with (``None``: any), and whether it can match empty."""
+    chars: set[int] = set()
+    for op, arg in items:
+        found, nullable = _first_item(str(op), arg, flags)
+        if found is _ANY:
+            return _ANY, False
+        chars |= found
+        if not nullable:
+            return chars, False
+    return chars, True
+
+
+def _first_item(op: str, arg: Any, flags: int) -> tuple[set[int] | None, bool]:
+    ignorecase = bool(flags & re.IGNORECASE)
+    if op == "LITERAL":
+        if arg >= _ASCII:
+            return (_ANY, False) if ignorecase else (set(), False)  # non-ASCII: the full pattern handles it
+        return (_with_case({arg}) if ignorecase else {arg}), False
+    if op == "IN":
+        return _first_in(arg, flags), False
+    if op in ("AT", "ASSERT", "ASSERT_NOT"):
+        return set(), True  # zero-width: what follows decides
+    if op == "SUBPATTERN":
+        _, add, remove, sub = arg
+        return first_chars(sub, (flags | add) & ~remove)
+    if op == "ATOMIC_GROUP":
+        return first_chars(arg, flags)
+    if op == "BRANCH":
+        union: set[int] = set()
+        any_nullable = False
+        for branch in arg[1]:
+            found, nullable = first_chars(branch, flags)
+            if found is _ANY:
+                return _ANY, False
+            union |= found
+            any_nullable = any_nullable or nullable
+        return union, any_nullable
+    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, _, sub = arg
+        found, nullable = first_chars(sub, flags)
+        return found, nullable or low == 0
+    return _ANY, False  # ANY, NOT_LITERAL, CATEGORY outside a set, group references, ...
+
+
+def _first_in(items: Any, flags: int) -> set[int] | None:
+    chars: set[int] = set()
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            return _ANY
+        if name == "LITERAL":
+            if arg >= _ASCII and flags & re.IGNORECASE:
+                return _ANY
+            chars.add(arg)
+        elif name == "RANGE":
+            low, high = arg
+            if high >= _ASCII and flags & re.IGNORECASE:
+                return _ANY
+            chars.update(range(low, min(high, _ASCII - 1) + 1))
+        elif name == "CATEGORY":
+            chars |= _category(str(arg), flags)
+        else:
+            return _ANY
+    chars = {c for c in chars if c < _ASCII}
+    return _with_case(chars) if flags & re.IGNORECASE else chars
