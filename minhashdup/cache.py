@@ -16,9 +16,11 @@ import dataclasses
 import hashlib
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pygments
@@ -27,15 +29,22 @@ from minhashdup._version import __version__  # a release may change tokens witho
 from minhashdup.hashing import UInt64Array
 
 #: Bump when token or shingle hashing changes: old entries then simply miss.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+#: A file modified this recently may change again within the same timestamp tick: its stat
+#: is not trusted next time (git's "racily clean" rule), so it is read and hashed again.
+RACY_SECONDS = 2.0
 APPLICATION_ID = 0x4D484450  # "MHDP"
-FILE_NAME = "cache-v1.sqlite3"
+FILE_NAME = "cache-v2.sqlite3"
 _BATCH = 500  # keys per SELECT
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     key BLOB PRIMARY KEY, lexer TEXT NOT NULL, tokens INTEGER NOT NULL, not_utf8 INTEGER NOT NULL,
     skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL, used REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stats (
+    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
+    digest BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS signatures (
     key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
@@ -61,12 +70,17 @@ def default_dir() -> Path:
     return Path(base) / "minhashdup"
 
 
-def file_key(name: str, data: bytes, shingle: int, engine: str = "fast") -> bytes:
-    """16-byte key of a file's content and everything that shapes its shingles."""
+def content_digest(data: bytes) -> bytes:
+    """16-byte BLAKE2b digest of a file's bytes."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast") -> bytes:
+    """16-byte key of a file's content digest and everything that shapes its shingles."""
     h = hashlib.blake2b(digest_size=16)
     head = f"{CACHE_FORMAT}\0{__version__}\0{pygments.__version__}\0{engine}\0{shingle}\0{name}\0"
     h.update(head.encode("utf-8", "surrogatepass"))
-    h.update(data)
+    h.update(digest)
     return h.digest()
 
 
@@ -155,7 +169,7 @@ class Cache:
         sql = "SELECT key, signature FROM signatures WHERE family = ? AND key IN ({})"
         for chunk in _chunks(keys):
             for key, blob in self._db.execute(sql.format(",".join("?" * len(chunk))), [fam, *chunk]):
-                out[key] = np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+                out[key] = _array(blob)
         return out
 
     def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
@@ -163,6 +177,23 @@ class Cache:
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)
+
+    def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes]]:
+        """``path -> (size, mtime_ns, inode, content digest)`` as last seen."""
+        out: dict[str, tuple[int, int, int, bytes]] = {}
+        sql = "SELECT path, size, mtime_ns, inode, digest FROM stats WHERE path IN ({})"
+        # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
+        for chunk in _chunks([os.fsencode(p) for p in paths]):
+            for path, size, mtime, inode, digest in self._db.execute(sql.format(",".join("?" * len(chunk))), chunk):
+                out[os.fsdecode(path)] = (size, mtime, inode, digest)
+        return out
+
+    def put_stats(self, rows: Iterable[tuple[str, int, int, int, bytes]]) -> None:
+        """Remember ``(path, size, mtime_ns, inode, digest)`` rows (one transaction)."""
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", [(os.fsencode(r[0]), *r[1:]) for r in rows]
+            )
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
@@ -183,6 +214,7 @@ class Cache:
         with self._transaction():
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM signatures")
+            self._db.execute("DELETE FROM stats")
         self._db.execute("VACUUM")
 
     @contextlib.contextmanager
@@ -196,6 +228,12 @@ class Cache:
         self._db.execute("COMMIT")
 
 
-def _chunks(keys: Sequence[bytes]) -> Iterator[list[bytes]]:
+def _array(blob: bytes) -> UInt64Array:
+    """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian."""
+    words = np.frombuffer(blob, dtype="<u8")
+    return words if sys.byteorder == "little" else words.astype(np.uint64)
+
+
+def _chunks(keys: Sequence[Any]) -> Iterator[list[Any]]:
     for start in range(0, len(keys), _BATCH):
         yield list(keys[start : start + _BATCH])

@@ -15,7 +15,6 @@ from typing import Any, TextIO
 
 import click
 from click.core import ParameterSource
-from tqdm import tqdm
 
 from minhashdup import __version__
 from minhashdup.bands import candidate_probability, most_selective, recommend, tune
@@ -41,9 +40,6 @@ from minhashdup.options import (
 )
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
-from minhashdup.report.comparison import render_comparison_json, render_comparison_table
-from minhashdup.report.evaluation import render_evaluation_json, render_evaluation_table
-from minhashdup.report.tune import render_tune_json, render_tune_table
 from minhashdup.result import Result
 from minhashdup.walk import SkipReason
 
@@ -254,6 +250,8 @@ def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int
     choices = tune(threshold, max_hashes, min_recall, bits)
     best, selective = recommend(choices, min_recall), most_selective(choices, min_recall)
     settings = {"threshold": threshold, "max_hashes": max_hashes, "min_recall": min_recall, "bits": bits}
+    from minhashdup.report.tune import render_tune_json, render_tune_table
+
     renderer = render_tune_json if fmt == "json" else render_tune_table
     renderer(choices, best, selective, settings, sys.stdout)
 
@@ -307,6 +305,8 @@ def evaluate_command(
         ev = evaluate(corpus, config, low, repeats=repeats)
     except MinhashdupError as err:
         raise _UsageFailure(str(err)) from None
+    from minhashdup.report.evaluation import render_evaluation_json, render_evaluation_table
+
     renderer = render_evaluation_json if fmt == "json" else render_evaluation_table
     _write(functools.partial(renderer, ev), output)
 
@@ -342,6 +342,8 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
         result = compare_files(a, b, config)
     except MinhashdupError as err:
         raise _UsageFailure(str(err).replace("--bands", "--hashes")) from None
+    from minhashdup.report.comparison import render_comparison_json, render_comparison_table
+
     renderer = render_comparison_json if fmt == "json" else render_comparison_table
     renderer(result, sys.stdout)
 
@@ -351,6 +353,8 @@ compare_command.name = "compare"
 
 def _progress_factory() -> ProgressFactory:
     def factory(stage: str, total: int) -> ProgressBar:
+        from tqdm import tqdm  # only when there is something to lex
+
         bar: ProgressBar = tqdm(
             total=total, desc=stage, unit="file", file=sys.stderr, leave=False, disable=not sys.stderr.isatty()
         )

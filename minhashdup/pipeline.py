@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import os
 import sqlite3
 import time
@@ -21,7 +20,7 @@ import numpy as np
 
 from minhashdup import bands as banding
 from minhashdup import cluster, exact, signature
-from minhashdup.cache import Cache, default_dir, file_key
+from minhashdup.cache import RACY_SECONDS, Cache, content_digest, default_dir, file_key
 from minhashdup.cache import Entry as CacheEntry
 from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
@@ -180,14 +179,10 @@ def _from_cache(
     keys: list[bytes | None] = [None] * len(files)
     if store is None:
         return results, keys
-    for i, entry in enumerate(files):
-        try:
-            with open(entry.real, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue  # the worker reports it
-        if b"\0" not in data:
-            keys[i] = file_key(os.path.basename(entry.real), data, config.shingle, config.lexer_engine)
+    digests = _digests(store, files)
+    for i, (entry, digest) in enumerate(zip(files, digests, strict=True)):
+        if digest is not None:
+            keys[i] = file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
     known = [k for k in keys if k is not None]
     entries = store.get_many(known)
     fam = cache_family(config.seed, config.num_hashes)
@@ -203,6 +198,38 @@ def _from_cache(
         skip = SkipReason(e.skip) if e.skip else None
         results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sig)
     return results, keys
+
+
+def _digests(store: Cache, files: Sequence[FileEntry]) -> list[bytes | None]:
+    """Content digest of each file: from the cache when its stat is unchanged, else read.
+
+    ``None`` for files that cannot be read or are binary: the workers report those.
+    """
+    seen = store.get_stats([f.real for f in files])
+    out: list[bytes | None] = []
+    fresh = []
+    settled = time.time() - RACY_SECONDS
+    for entry in files:
+        known = seen.get(entry.real)
+        if known is not None and known[:3] == (entry.size, entry.mtime_ns, entry.inode) and entry.mtime_ns:
+            out.append(known[3])
+            continue
+        try:
+            with open(entry.real, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            out.append(None)
+            continue
+        if b"\0" in data:
+            out.append(None)
+            continue
+        digest = content_digest(data)
+        out.append(digest)
+        if entry.mtime_ns and entry.mtime_ns / 1e9 < settled and len(data) == entry.size:
+            fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
+    if fresh:
+        store.put_stats(fresh)
+    return out
 
 
 def _to_cache(
@@ -229,11 +256,10 @@ def comparable(corpus: Corpus, min_shingles: int) -> list[int]:
 
 def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Groups:
     """Group ``indices`` by identical shingle set (first-seen order, members ascending)."""
-    by_key: dict[tuple[int, bytes], list[int]] = {}
+    by_key: dict[bytes, list[int]] = {}
     for i in indices:
-        data = np.ascontiguousarray(sets[i]).tobytes()
-        key = (len(sets[i]), hashlib.blake2b(data, digest_size=16).digest())
-        by_key.setdefault(key, []).append(i)
+        # The bytes themselves as the key: equal keys are equal sets, no digest to trust.
+        by_key.setdefault(np.ascontiguousarray(sets[i]).tobytes(), []).append(i)
     return Groups(list(by_key.values()))
 
 

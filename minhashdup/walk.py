@@ -53,11 +53,17 @@ _FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED,
 
 @dataclasses.dataclass(frozen=True)
 class FileEntry:
-    """A file to scan: ``path`` as shown to the user, ``real`` its resolved absolute path."""
+    """A file to scan: ``path`` as shown to the user, ``real`` its resolved absolute path.
+
+    ``mtime_ns`` and ``inode`` come from the same stat as ``size``: the cache uses the three
+    to know a file unchanged without reading it.
+    """
 
     path: str
     real: str
     size: int
+    mtime_ns: int = 0
+    inode: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,7 +186,7 @@ class _Walker:
         elif st.st_size > self.max_size:
             self.skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
         else:
-            entry = FileEntry(shown, real or os.path.realpath(full), st.st_size)
+            entry = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino)
             self.candidates.append(_Candidate(entry, via_link, len(self.candidates)))
 
     def walk_root(self, given: str, root_real: str, rules: _Rules, gitignore: bool) -> None:

@@ -155,3 +155,34 @@ def test_cache_info_and_clear(make_tree: TreeFactory, private_cache: Path) -> No
     cleared = runner.invoke(cli, ["cache", "clear"])
     assert cleared.exit_code == ExitCode.OK and "cleared" in cleared.stdout
     assert json.loads(runner.invoke(cli, ["cache", "info", "-f", "json"]).stdout)["files"] == 0
+
+
+def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
+    make_tree: TreeFactory, lexed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    root = _tree(make_tree, files=6)
+    old = time.time() - 3600
+    for path in root.rglob("*.go"):
+        os.utime(path, (old, old))  # settled files: their stat is trusted next time
+    scan([str(root)], Config(jobs=1))
+    reads: list[str] = []
+    real_open = open
+
+    def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith(".go") and "b" in mode:
+            reads.append(str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    assert scan([str(root)], Config(jobs=1)).stats.cache == {"hits": 6, "lexed": 0}
+    assert reads == []  # nothing read: size, mtime and inode all matched
+    # Same size, rewritten just now: the mtime differs, so the file is read, hashed, lexed.
+    target = sorted(root.rglob("*.go"))[0]
+    text = target.read_text()
+    monkeypatch.setattr("builtins.open", real_open)
+    target.write_text(text.replace("return", "RETURN", 1))
+    lexed.clear()
+    result = scan([str(root)], Config(jobs=1))
+    assert result.stats.cache == {"hits": 5, "lexed": 1} and len(lexed) == 1

@@ -1,26 +1,36 @@
-"""Renderers of a :class:`~minhashdup.result.Result`: each writes one format to a text stream."""
+"""Renderers of a :class:`~minhashdup.result.Result`: each writes one format to a text stream.
+
+Renderer modules are imported when first used: the rich-based table costs import time that
+a warm ``--format json`` run does not need to pay.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import TextIO
 
-from minhashdup.report.data import render_csv, render_json, render_jsonl
-from minhashdup.report.table import render_table
 from minhashdup.result import Result
 
 Renderer = Callable[[Result, TextIO], None]
 
-RENDERERS: dict[str, Renderer] = {
-    "table": render_table,
-    "json": render_json,
-    "jsonl": render_jsonl,
-    "csv": render_csv,
+_RENDERERS: dict[str, tuple[str, str]] = {
+    "table": ("minhashdup.report.table", "render_table"),
+    "json": ("minhashdup.report.data", "render_json"),
+    "jsonl": ("minhashdup.report.data", "render_jsonl"),
+    "csv": ("minhashdup.report.data", "render_csv"),
 }
 
-FORMATS = tuple(RENDERERS)
+FORMATS = tuple(_RENDERERS)
+
+
+def renderer(fmt: str) -> Renderer:
+    """The function that writes format ``fmt`` (one of :data:`FORMATS`)."""
+    module, name = _RENDERERS[fmt]
+    found: Renderer = getattr(importlib.import_module(module), name)
+    return found
 
 
 def render(result: Result, fmt: str, stream: TextIO) -> None:
     """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    RENDERERS[fmt](result, stream)
+    renderer(fmt)(result, stream)
