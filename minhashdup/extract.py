@@ -10,7 +10,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
@@ -24,6 +24,8 @@ from minhashdup.walk import FileEntry, SkipReason
 
 #: Below this many bytes in total, worker processes cost more than they save.
 _INLINE_BYTES = 256 * 1024
+#: After this many worker deaths in one scan, the rest is lexed in the main process.
+MAX_WORKER_DEATHS = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +100,7 @@ def extract_all(
     on_done: Callable[[int], object] | None = None,
     seeds: UInt64Array | None = None,
     engine: str = "fast",
+    warnings: list[str] | None = None,
 ) -> Iterator[Extracted]:
     """:func:`extract_file` over ``files``, in worker processes when it pays.
 
@@ -111,61 +114,110 @@ def extract_all(
         on_done: called with the number of files finished, for progress bars.
         seeds: when given, each result carries its MinHash signature under these seeds.
         engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
+        warnings: where to say that worker processes could not be used.
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
-        for index, entry in enumerate(files):
-            yield extract_file(index, entry.real, shingle, seeds, engine)
-            if on_done:
-                on_done(1)
+        yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done)
         return
-    for results in _in_workers(list(_batches(files, shingle, workers, seeds, engine)), min(workers, len(files))):
+    batches = list(_batches(files, shingle, workers, seeds, engine))
+    runner = _Workers(min(workers, len(files)), warnings if warnings is not None else [])
+    done: set[int] = set()
+    for results in runner.run(batches):
+        done.update(r.index for r in results)
         yield from results
         if on_done:
             on_done(len(results))
+    if runner.gave_up:  # what the workers could not do, this process does
+        rest = [i for i in range(len(files)) if i not in done]
+        yield from _inline(files, rest, shingle, seeds, engine, on_done)
 
 
-def _in_workers(batches: list[_Batch], workers: int) -> Iterator[list[Extracted]]:
-    """Run the batches in worker processes; a file that kills its worker is isolated.
+def _inline(
+    files: Sequence[FileEntry],
+    indices: list[int],
+    shingle: int,
+    seeds: UInt64Array | None,
+    engine: str,
+    on_done: Callable[[int], object] | None,
+) -> Iterator[Extracted]:
+    for index in indices:
+        yield extract_file(index, files[index].real, shingle, seeds, engine)
+        if on_done:
+            on_done(1)
+
+
+def _ping() -> bool:
+    return True
+
+
+class _Workers:
+    """Batches in worker processes; a file that kills its worker is isolated and reported.
 
     When a worker dies (killed for memory, a crash in native code), the unfinished files
     are run again one per task in a single process, in order: the first one that kills
     that process is reported as a ``lex-error`` and the rest go on in parallel again.
+    If workers cannot start at all (a probe task fails), or die more than
+    :data:`MAX_WORKER_DEATHS` times, the caller runs what is left in its own process.
     """
-    pending = batches
-    while pending:
-        done: set[int] = set()
+
+    def __init__(self, workers: int, warnings: list[str]) -> None:
+        self.workers, self.warnings = workers, warnings
+        self.deaths = 0
+        self.gave_up = False
+
+    def run(self, batches: list[_Batch]) -> Iterator[list[Extracted]]:
+        pending = batches
+        while pending and not self.gave_up:
+            done: set[int] = set()
+            try:
+                with process_pool(self.workers) as executor:
+                    if not self._started(executor):
+                        return
+                    futures = {executor.submit(_extract_batch, b): k for k, b in enumerate(pending)}
+                    for future in as_completed(futures):
+                        result = future.result()  # raises BrokenProcessPool once a worker died
+                        done.add(futures[future])
+                        yield result
+                pending = []
+            except BrokenProcessPool:
+                left = [b for k, b in enumerate(pending) if k not in done]
+                singles: list[_Batch] = [((it,), k, sd, en) for items, k, sd, en in left for it in items]
+                pending = yield from self._isolate(singles)
+
+    def _started(self, executor: ProcessPoolExecutor) -> bool:
         try:
-            with process_pool(workers) as executor:
-                futures = {executor.submit(_extract_batch, b): k for k, b in enumerate(pending)}
-                for future in as_completed(futures):
-                    result = future.result()  # raises BrokenProcessPool once a worker died
-                    done.add(futures[future])
+            executor.submit(_ping).result(timeout=120)
+            return True
+        except Exception as err:  # BrokenProcessPool, a timeout, a pickling failure...
+            self.warnings.append(f"worker processes could not start ({type(err).__name__}); lexing in this process")
+            self.gave_up = True
+            return False
+
+    def _isolate(self, singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
+        """One file per task in one process, in order, until the file that kills it.
+
+        Returns:
+            The files after that one, to go back to the parallel pool.
+        """
+        done = 0
+        try:
+            with process_pool(1) as executor:
+                if not self._started(executor):
+                    return []
+                for result in executor.map(_extract_batch, singles):
+                    done += 1
                     yield result
-            pending = []
         except BrokenProcessPool:
-            left = [b for k, b in enumerate(pending) if k not in done]
-            singles: list[_Batch] = [((item,), k, seeds, engine) for items, k, seeds, engine in left for item in items]
-            pending = yield from _isolate(singles)
-
-
-def _isolate(singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
-    """Run one file per task in one process, in order, until the file that kills it.
-
-    Returns:
-        The files after that one, to go back to the parallel pool.
-    """
-    done = 0
-    try:
-        with process_pool(1) as executor:
-            for result in executor.map(_extract_batch, singles):
-                done += 1
-                yield result
-    except BrokenProcessPool:
-        ((index, _),), _, _, _ = singles[done]
-        yield [Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail="the worker process died on this file")]
-        return singles[done + 1 :]
-    return []
+            ((index, _),), _, _, _ = singles[done]
+            yield [Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail="the worker process died on this file")]
+            self.deaths += 1
+            if self.deaths >= MAX_WORKER_DEATHS:
+                self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")
+                self.gave_up = True
+                return []
+            return singles[done + 1 :]
+        return []
 
 
 def _batches(

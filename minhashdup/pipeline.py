@@ -116,7 +116,8 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         try:
             todo = [files[i] for i in misses]
             on_done = bar.update if bar else None
-            for item in extract_all(todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine):
+            items = extract_all(todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine, warnings)
+            for item in items:
                 results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])
         finally:
             if bar:

