@@ -113,8 +113,10 @@ class Cache:
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if app != APPLICATION_ID and tables:
                 raise sqlite3.DatabaseError("not a minhashdup cache")
+            db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             db.executescript(_SCHEMA)
             return db
