@@ -81,6 +81,8 @@ def test_settings_that_change_shingles_miss(make_tree: TreeFactory, lexed: list[
     assert len(lexed) == 10
     scan([str(root)], Config(jobs=1, seed=9, bands=10))  # other signatures, same shingles
     assert len(lexed) == 10
+    scan([str(root)], Config(jobs=1, lexer_engine="pygments"))  # the engine is part of the key
+    assert len(lexed) == 15
 
 
 def test_no_cache_writes_nothing(make_tree: TreeFactory, private_cache: Path) -> None:
