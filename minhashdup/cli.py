@@ -19,7 +19,6 @@ from click.core import ParameterSource
 from minhashdup import __version__
 from minhashdup.bands import candidate_probability, most_selective, recommend, tune
 from minhashdup.cache import Cache, default_dir
-from minhashdup.compare import compare_files
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
 from minhashdup.evaluate import evaluate
@@ -337,6 +336,8 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.
     """
+    from minhashdup.compare import compare_files  # pygments: only for this command
+
     try:
         config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
         result = compare_files(a, b, config)

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -15,6 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
 from minhashdup.parallel import process_pool
 from minhashdup.shingles import shingle_set, token_hashes
@@ -28,22 +28,8 @@ _INLINE_BYTES = 256 * 1024
 MAX_WORKER_DEATHS = 10
 
 
-@dataclasses.dataclass(frozen=True)
-class Extracted:
-    """What one file gave: its shingle set, or why it has none."""
-
-    index: int
-    shingles: UInt64Array
-    tokens: int = 0
-    lexer: str = ""
-    skip: SkipReason | None = None
-    detail: str = ""
-    not_utf8: bool = False
-    signature: UInt64Array | None = None
-    cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
-
-
 _NONE = np.empty(0, dtype=np.uint64)
+__all__ = ["Extracted", "extract_all", "extract_file"]
 
 
 def extract_file(

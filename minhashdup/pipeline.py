@@ -24,7 +24,7 @@ from minhashdup.cache import RACY_SECONDS, Cache, content_digest, default_dir, f
 from minhashdup.cache import Entry as CacheEntry
 from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
-from minhashdup.extract import Extracted, extract_all
+from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
 from minhashdup.result import Cluster, Notice, Pair, Result, Stats
 from minhashdup.walk import FileEntry, Skip, SkipReason, walk
@@ -116,6 +116,8 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         try:
             todo = [files[i] for i in misses]
             on_done = bar.update if bar else None
+            from minhashdup.extract import extract_all  # pygments and pools only when something is lexed
+
             items = extract_all(todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine, warnings)
             for item in items:
                 results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])

@@ -13,7 +13,7 @@ PAIR_FIELDS = ("a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "com
 
 def render_json(result: Result, stream: TextIO) -> None:
     """``{schema_version, params, stats, pairs, clusters}``, keys in a fixed order."""
-    json.dump(result.to_dict(), stream, indent=2, ensure_ascii=False)
+    stream.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))  # one write, not thousands
     stream.write("\n")
 
 

@@ -1,0 +1,24 @@
+"""What the per-file stage gives back: kept apart from :mod:`minhashdup.extract` so that a
+fully cached scan never imports the lexing machinery (pygments, worker pools)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from minhashdup.hashing import UInt64Array
+from minhashdup.walk import SkipReason
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted:
+    """What one file gave: its shingle set, or why it has none."""
+
+    index: int
+    shingles: UInt64Array
+    tokens: int = 0
+    lexer: str = ""
+    skip: SkipReason | None = None
+    detail: str = ""
+    not_utf8: bool = False
+    signature: UInt64Array | None = None
+    cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
