@@ -103,6 +103,8 @@ class Cache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open()
+        except sqlite3.OperationalError:
+            raise  # locked, read-only, out of space: not a broken file, so not rebuilt
         except sqlite3.DatabaseError as err:
             self._db = self._rebuild(str(err))
 
@@ -113,12 +115,13 @@ class Cache:
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if app != APPLICATION_ID and tables:
                 raise sqlite3.DatabaseError("not a minhashdup cache")
-            db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
-            db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-            db.executescript(_SCHEMA)
+            if not tables:  # a new file: the only writes that opening makes
+                db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.executescript(_SCHEMA)
+            db.execute("PRAGMA synchronous=NORMAL")
             return db
         except sqlite3.DatabaseError:
             db.close()
@@ -162,8 +165,7 @@ class Cache:
             (key, e.lexer, e.tokens, int(e.not_utf8), e.skip, e.detail, e.shingles.astype("<u8").tobytes(), now)
             for key, e in items
         ]
-        with self._transaction():
-            self._db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._write([("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)])
 
     def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
         """Stored signatures of ``keys`` under hash family ``fam``."""
@@ -177,8 +179,7 @@ class Cache:
     def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
         """Store signatures under hash family ``fam`` (one transaction)."""
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
-        with self._transaction():
-            self._db.executemany("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)
+        self._write([("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)])
 
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes]]:
         """``path -> (size, mtime_ns, inode, content digest)`` as last seen."""
@@ -192,10 +193,8 @@ class Cache:
 
     def put_stats(self, rows: Iterable[tuple[str, int, int, int, bytes]]) -> None:
         """Remember ``(path, size, mtime_ns, inode, digest)`` rows (one transaction)."""
-        with self._transaction():
-            self._db.executemany(
-                "INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", [(os.fsencode(r[0]), *r[1:]) for r in rows]
-            )
+        encoded = [(os.fsencode(r[0]), *r[1:]) for r in rows]
+        self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", encoded)])
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
@@ -211,23 +210,45 @@ class Cache:
             "pygments": pygments.__version__,
         }
 
-    def clear(self) -> None:
-        """Drop every entry and give the space back."""
-        with self._transaction():
-            self._db.execute("DELETE FROM files")
-            self._db.execute("DELETE FROM signatures")
-            self._db.execute("DELETE FROM stats")
-        self._db.execute("VACUUM")
+    def clear(self) -> bool:
+        """Drop every entry and give the space back; ``False`` if the file could not be written."""
+        before = len(self.warnings)
+        self._write([("DELETE FROM files", None), ("DELETE FROM signatures", None), ("DELETE FROM stats", None)])
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("VACUUM")
+        return len(self.warnings) == before
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+    def _write(self, statements: list[tuple[str, list[Any] | None]]) -> None:
+        """Run statements (``executemany`` with rows, else ``execute``) in one transaction.
+
+        A write that fails (read-only file system, disk full, a lock held past the timeout)
+        becomes a warning: the scan's results do not depend on the cache being updated.
+        """
         try:
-            yield
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as err:
+            self._write_failed(err)
+            return
+        try:
+            for sql, rows in statements:
+                if rows is None:
+                    self._db.execute(sql)
+                else:
+                    self._db.executemany(sql, rows)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as err:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            self._write_failed(err)
         except BaseException:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+
+    def _write_failed(self, err: sqlite3.Error) -> None:
+        message = f"cache {self.path} was not updated ({err})"
+        if message not in self.warnings:
+            self.warnings.append(message)
 
 
 def _array(blob: bytes) -> UInt64Array:

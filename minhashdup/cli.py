@@ -174,7 +174,8 @@ def cache_info(cache_dir: str | None, fmt: str) -> None:
 def cache_clear(cache_dir: str | None) -> None:
     """Remove every entry from the cache."""
     with _cache(cache_dir) as store:
-        store.clear()
+        if not store.clear():
+            raise _UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
         click.echo(f"cleared {store.path}")
 
 

@@ -167,10 +167,10 @@ def _open_cache(config: Config, warnings: list[str]) -> Iterator[Cache | None]:
         warnings.append(f"cache {directory} cannot be used ({err}); scanning without it")
         yield None
         return
-    warnings.extend(store.warnings)
     try:
         yield store
     finally:
+        warnings.extend(store.warnings)  # from opening (a rebuilt file) and from failed writes
         store.close()
 
 

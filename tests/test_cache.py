@@ -188,3 +188,29 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     lexed.clear()
     result = scan([str(root)], Config(jobs=1))
     assert result.stats.cache == {"hits": 5, "lexed": 1} and len(lexed) == 1
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, private_cache: Path) -> None:
+    root = _tree(make_tree, files=3)
+    scan([str(root)], Config(jobs=1))  # create it
+    db = sqlite3.connect(private_cache / FILE_NAME, timeout=0.1)
+    db.execute("BEGIN EXCLUSIVE")  # another process holds the write lock for the whole scan
+    try:
+        (root / "p00" / "f00.go").write_text((root / "p00" / "f00.go").read_text() + "\nvar z = 1\n")
+        from minhashdup import cache as cache_module
+
+        original = cache_module.Cache._open
+
+        def short_timeout(self: Any) -> Any:
+            connection = original(self)
+            connection.execute("PRAGMA busy_timeout = 100")
+            return connection
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cache_module.Cache, "_open", short_timeout)
+            result = scan([str(root)], Config(jobs=1))
+    finally:
+        db.rollback()
+        db.close()
+    assert result.stats.files_scanned == 3 and result.pairs
+    assert any("was not updated" in w for w in result.warnings)
