@@ -80,16 +80,15 @@ def _reduce_block(z: UInt64Array, offsets: npt.NDArray[np.int64], start: int, st
 
 
 def signatures_of_sets(sets: Sequence[UInt64Array], seeds: UInt64Array) -> UInt64Array:
-    """:func:`signatures` of a list of sorted arrays: an ``(len(sets), K)`` array."""
-    return _partition_signatures(list(sets), seeds)
+    """:func:`signature` of each sorted array: an ``(len(sets), K)`` array.
 
-
-def _partition_signatures(sets: list[UInt64Array], seeds: UInt64Array) -> UInt64Array:
-    if not sets:
-        return np.empty((0, len(seeds)), dtype=np.uint64)
-    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in sets], out=offsets[1:])
-    return signatures(np.concatenate(sets), offsets, seeds)
+    Set by set in the (K, n) layout, which measured faster than :func:`signatures`' blocks
+    for file-sized sets.
+    """
+    out = np.empty((len(sets), len(seeds)), dtype=np.uint64)
+    for row, values in enumerate(sets):
+        out[row] = signature(values, seeds)
+    return out
 
 
 def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
