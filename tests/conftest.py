@@ -7,8 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from pygments.lexers import get_lexer_for_filename
 from pygments.token import Comment, Text, Whitespace
+
+# CI machines are shared: no per-example deadline (properties, not timings, are under test).
+settings.register_profile("minhashdup", deadline=None)
+settings.load_profile("minhashdup")
 
 TreeFactory = Callable[[dict[str, "str | bytes"]], Path]
 
