@@ -80,7 +80,8 @@ def _summary(result: Result) -> str:
             f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
             f"skipped: {escape(skipped)}",
             f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
-            f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})",
+            f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
+            + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} lexed" if s.cache else ""),
         ]
     )
 
