@@ -51,6 +51,7 @@ def _vetted_overrides() -> set[type]:
 
 
 _DROP, _KEEP, _KEEP_UNLESS_BLANK, _CALLBACK = range(4)
+_WARM_UP = 64  # positions starting with a character before its narrowed pattern is compiled
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,7 +97,34 @@ class _Joined:
 class _State:
     sequential: list[_Plan]
     joined: _Joined | None  # all rules joined, or None: rule by rule
-    by_char: list[_Joined]  # for each ASCII character, the rules that can start with it
+    by_char: list[_Joined | None]  # for each ASCII character, the rules that can start with it
+    starts: list[tuple[set[int] | None, bool]] = dataclasses.field(default_factory=list)
+    sources: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+    flags: int = 0
+    built: dict[tuple[int, ...], _Joined] = dataclasses.field(default_factory=dict)
+    seen: list[int] = dataclasses.field(default_factory=lambda: [0] * _ASCII)
+
+    def for_char(self, code: int) -> _Joined:
+        """The pattern to try at a position starting with ASCII character ``code``.
+
+        The narrowed pattern is compiled once the state has met that character
+        :data:`_WARM_UP` times; until then the full one serves. Compiling costs milliseconds
+        per pattern: worth it over a tree, not for a handful of tokens.
+        """
+        self.seen[code] += 1
+        if self.seen[code] < _WARM_UP:
+            assert self.joined is not None
+            return self.joined
+        chosen = tuple(
+            i for i, (chars, nullable) in enumerate(self.starts) if chars is None or nullable or code in chars
+        )
+        found = self.built.get(chosen)
+        if found is None:
+            found = _compile(self.sequential, self.sources, list(chosen), self.flags) or self.joined
+            assert found is not None
+            self.built[chosen] = found
+        self.by_char[code] = found
+        return found
 
 
 class FastLexer:
@@ -111,7 +139,7 @@ class FastLexer:
             raise TypeError(f"{type(lexer).__name__} is not a plain RegexLexer")
         self.lexer = lexer
         tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
-        self.states = {name: _join(rules, type(lexer).flags) for name, rules in tokendefs.items()}
+        self.states = _States(tokendefs, type(lexer).flags)
 
     def significant_tokens(self, text: str) -> list[str]:
         """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
@@ -134,7 +162,7 @@ class FastLexer:
                 if pos < end:
                     code = ord(text[pos])
                     if code < _ASCII:
-                        joined = state.by_char[code]
+                        joined = state.by_char[code] or state.for_char(code)
                 if joined.match is not None:
                     m = joined.match(text, pos)
                     if m is not None:
@@ -171,6 +199,20 @@ class FastLexer:
                 stack = _transition(stack, plan.new_state)
                 state = states[stack[-1]]
         return out
+
+
+class _States(dict[str, "_State"]):
+    """A lexer's states, each joined the first time the lexer enters it (most files enter
+    few of a big lexer's states, and joining means parsing and compiling its rules)."""
+
+    def __init__(self, tokendefs: dict[str, list[Rule]], flags: int) -> None:
+        super().__init__()
+        self.tokendefs, self.flags = tokendefs, flags
+
+    def __missing__(self, name: str) -> _State:
+        state = _join(self.tokendefs[name], self.flags)
+        self[name] = state
+        return state
 
 
 def _transition(stack: list[str], new_state: Any) -> list[str]:
@@ -225,15 +267,7 @@ def _join(rules: list[Rule], flags: int) -> _State:
     everything = _compile(plans, sources, list(range(len(plans))), flags)
     if everything is None:
         return sequential
-    cache: dict[tuple[int, ...], _Joined | None] = {}
-    by_char: list[_Joined] = []
-    for code in range(_ASCII):
-        chosen = tuple(i for i, (chars, nullable) in enumerate(starts) if chars is None or nullable or code in chars)
-        if chosen not in cache:
-            cache[chosen] = _compile(plans, sources, list(chosen), flags)
-        found = cache[chosen]
-        by_char.append(found if found is not None else everything)
-    return _State(plans, everything, by_char)
+    return _State(plans, everything, [None] * _ASCII, starts, sources, flags)
 
 
 def _compile(plans: list[_Plan], sources: list[tuple[str, int]], chosen: list[int], flags: int) -> _Joined | None:
