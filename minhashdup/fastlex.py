@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
-from pygments.token import Comment, Text, _TokenType
+from pygments.token import _TokenType
 
-from minhashdup.tokens import dropped_type
+from minhashdup.tokens import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
 
 if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated alias
     from re import _parser as parser  # type: ignore[attr-defined]
@@ -50,18 +50,8 @@ def _vetted_overrides() -> set[type]:
     return {CFamilyLexer}
 
 
-_DROP, _KEEP, _KEEP_UNLESS_BLANK, _CALLBACK = range(4)
+_CALLBACK = max(DROP, KEEP, KEEP_UNLESS_BLANK) + 1  # a rule whose callback yields the tokens
 _WARM_UP = 64  # positions starting with a character before its narrowed pattern is compiled
-
-
-@functools.lru_cache(maxsize=4096)
-def _decision(ttype: Any) -> int:
-    """What :func:`minhashdup.tokens.significant_tokens` does with a token of this type."""
-    if dropped_type(ttype):
-        return _DROP
-    if ttype in Text or ttype in Comment:
-        return _KEEP_UNLESS_BLANK
-    return _KEEP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,9 +67,9 @@ class _Plan:
 def _plan(rule: Rule) -> _Plan:
     rexmatch, action, new_state = rule
     if action is None:
-        kind = _DROP
+        kind = DROP
     elif type(action) is _TokenType:
-        kind = _decision(action)
+        kind = verdict(action)
     else:
         kind = _CALLBACK
     return _Plan(rexmatch, action, new_state, kind)
@@ -150,7 +140,7 @@ class FastLexer:
         text = self.lexer._preprocess_lexer_input(text)
         out: list[str] = []
         keep = out.append
-        lexer, states, decide = self.lexer, self.states, _decision
+        lexer, states = self.lexer, self.states
         pos, end = 0, len(text)
         stack = ["root"]
         state = states["root"]
@@ -183,16 +173,15 @@ class FastLexer:
                     keep(text[pos])  # an Error token: kept, as pygments yields it
                 pos += 1
                 continue
-            if plan.kind == _KEEP:
+            if plan.kind == KEEP:
                 keep(m.group())
-            elif plan.kind == _KEEP_UNLESS_BLANK:
+            elif plan.kind == KEEP_UNLESS_BLANK:
                 value = m.group()
                 if value and not value.isspace():
                     keep(value)
             elif plan.kind == _CALLBACK:
                 for _, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
-                    verdict = decide(ttype)
-                    if verdict == _KEEP or (verdict == _KEEP_UNLESS_BLANK and value and not value.isspace()):
+                    if kept(ttype, value):
                         keep(value)
             pos = m.end()
             if plan.new_state is not None:

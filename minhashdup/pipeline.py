@@ -190,6 +190,7 @@ def _from_cache(
     entries = store.get_many(known)
     fam = cache_family(config.seed, config.num_hashes)
     sigs = store.get_signatures([k for k in known if k in entries], fam)
+    made: list[tuple[bytes, UInt64Array]] = []  # signatures under a family not seen before
     for i, key in enumerate(keys):
         if key is None or key not in entries:
             continue
@@ -197,9 +198,11 @@ def _from_cache(
         sig = sigs.get(key)
         if sig is None and e.skip is None:
             sig = signature.signature(e.shingles, seeds)
-            store.put_signatures([(key, sig)], fam)
+            made.append((key, sig))
         skip = SkipReason(e.skip) if e.skip else None
         results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sig)
+    if made:
+        store.put_signatures(made, fam)  # one transaction, not one per file
     return results, keys
 
 
@@ -279,7 +282,7 @@ class Prepared:
         """Corpus index of each group's representative."""
         return self.groups.representatives
 
-    @property
+    @functools.cached_property
     def rep_sets(self) -> list[UInt64Array]:
         """Shingle set of each representative, in group order."""
         return [self.corpus.sets[i] for i in self.reps]

@@ -79,12 +79,31 @@ def _instance(cls: type[Lexer]) -> Lexer:
     return cls(stripnl=False, ensurenl=True)
 
 
+#: What happens to a token, by its type: see :func:`verdict`.
+DROP, KEEP, KEEP_UNLESS_BLANK = range(3)
+
+
 @functools.lru_cache(maxsize=4096)
-def dropped_type(ttype: _TokenType) -> bool:
-    """True for comments (not preprocessor directives) and whitespace token types."""
-    if ttype in Comment:
-        return not any(ttype in kept for kept in _KEPT_COMMENTS)
-    return ttype in Whitespace
+def verdict(ttype: _TokenType) -> int:
+    """The one rule for which tokens count, by type (both engines use it).
+
+    ``DROP``: comments (not preprocessor directives) and whitespace. ``KEEP_UNLESS_BLANK``:
+    ``Text`` and kept ``Comment.Preproc`` tokens, dropped when only whitespace (line ends of
+    directives). ``KEEP``: everything else, with its exact text.
+    """
+    if ttype in Comment and not any(ttype in kept for kept in _KEPT_COMMENTS):
+        return DROP
+    if ttype in Whitespace:
+        return DROP
+    if ttype in Text or ttype in Comment:
+        return KEEP_UNLESS_BLANK
+    return KEEP
+
+
+def kept(ttype: _TokenType, value: str) -> bool:
+    """Whether a token of this type and text is significant."""
+    rule = verdict(ttype)
+    return rule == KEEP or (rule == KEEP_UNLESS_BLANK and bool(value) and not value.isspace())
 
 
 def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
@@ -95,13 +114,7 @@ def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
         >>> list(significant_tokens(GoLexer(), "x := 1 // one"))
         ['x', ':=', '1']
     """
-    dropped = dropped_type
-    for ttype, value in lexer.get_tokens(text):
-        if dropped(ttype):
-            continue
-        if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
-            continue
-        yield value
+    return (value for ttype, value in lexer.get_tokens(text) if kept(ttype, value))
 
 
 def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str, int]]:
@@ -112,16 +125,11 @@ def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str
         >>> list(significant_tokens_with_lines(GoLexer(), "x := 1\\n// c\\ny"))
         [('x', 1), (':=', 1), ('1', 1), ('y', 3)]
     """
-    dropped = dropped_type
     line = 1
     for ttype, value in lexer.get_tokens(text):
-        start = line
+        if kept(ttype, value):
+            yield value, line
         line += value.count("\n")
-        if dropped(ttype):
-            continue
-        if (not value or value.isspace()) and (ttype in Text or ttype in Comment):
-            continue
-        yield value, start
 
 
 ENGINES = ("fast", "pygments")
