@@ -147,16 +147,11 @@ class Cache:
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Entry]:
         """The entries present for ``keys``."""
-        out: dict[bytes, Entry] = {}
         sql = "SELECT key, lexer, tokens, not_utf8, skip, detail, shingles FROM files WHERE key IN ({})"
-        for chunk in _chunks(keys):
-            for key, lexer, tokens, not_utf8, skip, detail, blob in self._db.execute(
-                sql.format(",".join("?" * len(chunk))), chunk
-            ):
-                out[key] = Entry(
-                    np.frombuffer(blob, dtype="<u8").astype(np.uint64), lexer, tokens, bool(not_utf8), skip, detail
-                )
-        return out
+        return {
+            key: Entry(_array(blob), lexer, tokens, bool(not_utf8), skip, detail)
+            for key, lexer, tokens, not_utf8, skip, detail, blob in self._select(sql, keys)
+        }
 
     def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
         """Store entries (one transaction)."""
@@ -169,12 +164,8 @@ class Cache:
 
     def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
         """Stored signatures of ``keys`` under hash family ``fam``."""
-        out: dict[bytes, UInt64Array] = {}
         sql = "SELECT key, signature FROM signatures WHERE family = ? AND key IN ({})"
-        for chunk in _chunks(keys):
-            for key, blob in self._db.execute(sql.format(",".join("?" * len(chunk))), [fam, *chunk]):
-                out[key] = _array(blob)
-        return out
+        return {key: _array(blob) for key, blob in self._select(sql, keys, fam)}
 
     def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
         """Store signatures under hash family ``fam`` (one transaction)."""
@@ -183,18 +174,21 @@ class Cache:
 
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes]]:
         """``path -> (size, mtime_ns, inode, content digest)`` as last seen."""
-        out: dict[str, tuple[int, int, int, bytes]] = {}
         sql = "SELECT path, size, mtime_ns, inode, digest FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
-        for chunk in _chunks([os.fsencode(p) for p in paths]):
-            for path, size, mtime, inode, digest in self._db.execute(sql.format(",".join("?" * len(chunk))), chunk):
-                out[os.fsdecode(path)] = (size, mtime, inode, digest)
-        return out
+        rows = self._select(sql, [os.fsencode(p) for p in paths])
+        return {os.fsdecode(path): (size, mtime, inode, digest) for path, size, mtime, inode, digest in rows}
 
     def put_stats(self, rows: Iterable[tuple[str, int, int, int, bytes]]) -> None:
         """Remember ``(path, size, mtime_ns, inode, digest)`` rows (one transaction)."""
         encoded = [(os.fsencode(r[0]), *r[1:]) for r in rows]
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", encoded)])
+
+    def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``sql`` (whose ``IN ({})`` takes the keys), in batches of :data:`_BATCH` keys."""
+        for start in range(0, len(keys), _BATCH):
+            chunk = list(keys[start : start + _BATCH])
+            yield from self._db.execute(sql.format(",".join("?" * len(chunk))), [*leading, *chunk])
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
@@ -255,8 +249,3 @@ def _array(blob: bytes) -> UInt64Array:
     """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian."""
     words = np.frombuffer(blob, dtype="<u8")
     return words if sys.byteorder == "little" else words.astype(np.uint64)
-
-
-def _chunks(keys: Sequence[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(keys), _BATCH):
-        yield list(keys[start : start + _BATCH])
