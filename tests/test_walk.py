@@ -21,6 +21,12 @@ def _skips(result) -> dict[str, SkipReason]:  # type: ignore[no-untyped-def]
     return {s.path: s.reason for s in result.skips}
 
 
+def _relative(result, root: Path) -> tuple[list[str], dict[str, SkipReason]]:  # type: ignore[no-untyped-def]
+    """Files (sorted) and skips, as paths relative to ``root`` without a folder's trailing slash."""
+    files = sorted(os.path.relpath(p, root) for p in _files(result))
+    return files, {os.path.relpath(p.rstrip("/"), root): r for p, r in _skips(result).items()}
+
+
 def test_globs_match_names_folders_and_rooted_paths(make_tree: TreeFactory) -> None:
     root = make_tree(
         {
@@ -34,9 +40,8 @@ def test_globs_match_names_folders_and_rooted_paths(make_tree: TreeFactory) -> N
         }
     )
     result = walk([str(root)], exclude=["*_test.go", "testdata", "/cmd/go"], include=["*.go"])
-    rel = sorted(os.path.relpath(p, root) for p in _files(result))
-    assert rel == ["a.go", "pkg/b.go", "vendor/cmd/go/keep.go"]
-    skips = {os.path.relpath(p.rstrip("/"), root): r for p, r in _skips(result).items()}
+    files, skips = _relative(result, root)
+    assert files == ["a.go", "pkg/b.go", "vendor/cmd/go/keep.go"]
     assert skips == {
         "a_test.go": SkipReason.EXCLUDED,
         "pkg/testdata": SkipReason.EXCLUDED,
@@ -103,8 +108,8 @@ def test_symlinks_stay_inside_the_root_and_each_file_is_scanned_once(make_tree: 
     os.symlink(root / "missing.go", root / "dangling.go")
     os.symlink("self.go", root / "self.go")  # a link to itself
     result = walk([str(root)])
-    assert sorted(os.path.relpath(p, root) for p in _files(result)) == ["real/a.go", "real/deep/b.go"]
-    skips = {os.path.relpath(p.rstrip("/"), root): r for p, r in _skips(result).items()}
+    files, skips = _relative(result, root)
+    assert files == ["real/a.go", "real/deep/b.go"]
     assert skips == {
         "alias.go": SkipReason.DUPLICATE,
         "again/a.go": SkipReason.DUPLICATE,
