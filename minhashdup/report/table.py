@@ -81,7 +81,7 @@ def _summary(result: Result) -> str:
             f"skipped: {escape(skipped)}",
             f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
             f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
-            + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} lexed" if s.cache else ""),
+            + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
         ]
     )
 
