@@ -141,17 +141,18 @@ class FastLexer:
         out: list[str] = []
         keep = out.append
         lexer, states = self.lexer, self.states
+        keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, _ASCII  # locals: hot loop
         pos, end = 0, len(text)
         stack = ["root"]
         state = states["root"]
         while True:
             m = None
             plan: _Plan | None = None
-            if state.joined is not None:
-                joined = state.joined
+            joined = state.joined
+            if joined is not None:
                 if pos < end:
                     code = ord(text[pos])
-                    if code < _ASCII:
+                    if code < ascii_:
                         joined = state.by_char[code] or state.for_char(code)
                 if joined.match is not None:
                     m = joined.match(text, pos)
@@ -173,19 +174,21 @@ class FastLexer:
                     keep(text[pos])  # an Error token: kept, as pygments yields it
                 pos += 1
                 continue
-            if plan.kind == KEEP:
+            kind = plan.kind
+            if kind == keep_all:
                 keep(m.group())
-            elif plan.kind == KEEP_UNLESS_BLANK:
+            elif kind == keep_unless_blank:
                 value = m.group()
                 if value and not value.isspace():
                     keep(value)
-            elif plan.kind == _CALLBACK:
+            elif kind == callback:
                 for _, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
                     if kept(ttype, value):
                         keep(value)
             pos = m.end()
-            if plan.new_state is not None:
-                stack = _transition(stack, plan.new_state)
+            new_state = plan.new_state
+            if new_state is not None:
+                stack = _transition(stack, new_state)
                 state = states[stack[-1]]
         return out
 
