@@ -84,6 +84,20 @@ def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast") -> by
     return h.digest()
 
 
+def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
+    """Switch to WAL mode. The switch needs the file to itself and SQLite does not wait for
+    it (no busy handler), so while other scans hold it open, retry."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.02)
+
+
 def family(seed: int, num_hashes: int) -> str:
     """Name of a MinHash hash family in the signatures table."""
     return f"splitmix64:{seed}:{num_hashes}"
@@ -111,21 +125,43 @@ class Cache:
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
-            app = db.execute("PRAGMA application_id").fetchone()[0]
-            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if app != APPLICATION_ID and tables:
-                raise sqlite3.DatabaseError("not a minhashdup cache")
+            if not self._ours(db):
+                self._create(db)
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
-            if not tables:  # a new file: the only writes that opening makes
-                db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                db.executescript(_SCHEMA)
             db.execute("PRAGMA synchronous=NORMAL")
             return db
         except sqlite3.DatabaseError:
             db.close()
             raise
+
+    @staticmethod
+    def _ours(db: sqlite3.Connection) -> bool:
+        """True for a minhashdup cache, False for a new (empty) file; raises for a foreign one."""
+        # One statement, so one snapshot: a file being created by another scan is seen
+        # either before its tables exist or after it is marked as ours, never in between.
+        app, tables = db.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
+        if app != APPLICATION_ID and tables:
+            raise sqlite3.DatabaseError("not a minhashdup cache")
+        return bool(app == APPLICATION_ID)
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        """Make the tables of a new file. Two scans may start on a missing cache at once: the
+        check and the creation are one IMMEDIATE transaction, so one creates, the other sees it."""
+        db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._ours(db):
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)  # not executescript: it would commit first
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        _to_wal(db)
 
     def _rebuild(self, reason: str) -> sqlite3.Connection:
         aside = self.path.with_name(f"{self.path.name}.broken-{int(time.time())}")

@@ -214,3 +214,33 @@ def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, pri
         db.close()
     assert result.stats.files_scanned == 3 and result.pairs
     assert any("was not updated" in w for w in result.warnings)
+
+
+_OPEN_AND_QUERY = """
+import sys, time
+from pathlib import Path
+from minhashdup.cache import Cache
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # all start together
+with Cache(Path(sys.argv[1])) as store:
+    store.get_stats(["x"])
+    print(len(store.warnings))
+"""
+
+
+def test_processes_creating_a_missing_cache_at_once_all_use_it(tmp_path: Path) -> None:
+    # Each round starts eight processes on a folder with no cache: one creates it, none may
+    # take a half-made file for a foreign one and move it aside.
+    for round_ in range(4):
+        folder = tmp_path / f"round{round_}"
+        start = str(time.time() + 1.0)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPEN_AND_QUERY, str(folder), start],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(8)
+        ]
+        outs = [p.communicate(timeout=60) for p in procs]
+        assert [(p.returncode, o.strip()) for p, (o, _) in zip(procs, outs)] == [(0, b"0")] * 8, outs
+        assert [p.name for p in folder.iterdir() if "broken" in p.name] == []
