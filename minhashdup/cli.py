@@ -23,8 +23,12 @@ from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
 from minhashdup.evaluate import evaluate
 from minhashdup.options import (
+    CONFIG_FILE_KEY,
+    UsageFailure,
     bits_option,
+    ci_options,
     config_from,
+    config_option,
     exact_option,
     file_options,
     format_option,
@@ -32,6 +36,7 @@ from minhashdup.options import (
     output_file_option,
     output_options,
     paths_argument,
+    review_from,
     run_options,
     seed_option,
     shingle_option,
@@ -40,6 +45,8 @@ from minhashdup.options import (
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
 from minhashdup.result import Result
+from minhashdup.review import apply as review_result
+from minhashdup.review import load as review_inputs
 from minhashdup.walk import SkipReason
 
 _NOTICE_LIMIT = 20
@@ -50,11 +57,11 @@ Examples:
   minhashdup scan ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
   minhashdup scan . --threshold 0.8 --format json | jq '.pairs[] | [.a, .b, .jaccard]'
   minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
+  minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
+  minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
 """
 
-
-class _UsageFailure(click.ClickException):
-    exit_code = ExitCode.USAGE
+_UsageFailure = UsageFailure
 
 
 class _Group(click.Group):
@@ -72,7 +79,10 @@ class _Group(click.Group):
             code = exc.exit_code
         except click.ClickException as exc:
             hint = ""
-            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            ctx, param = getattr(exc, "ctx", None), getattr(exc, "param", None)
+            if isinstance(exc, click.BadParameter) and ctx and param and param.name in (ctx.default_map or {}):
+                hint = f" (set in {ctx.meta.get(CONFIG_FILE_KEY)})"
+            if isinstance(exc, click.UsageError) and exc.ctx is not None and not hint:
                 hint = f" (see '{exc.ctx.command_path} --help')"
             click.echo(f"minhashdup: error: {exc.format_message()}{hint}", err=True)
             code = ExitCode.USAGE
@@ -109,12 +119,14 @@ def cli() -> None:
 @lsh_options
 @exact_option
 @output_options
+@ci_options
 @run_options
+@config_option
 def scan_command(
     paths: tuple[str, ...],
     fmt: str,
     output: str | None,
-    fail_on_pairs: bool,
+    sarif_per: str,
     quiet: bool,
     verbose: bool,
     **options: Any,
@@ -128,13 +140,20 @@ def scan_command(
     """
     try:
         config = config_from(options)
+        review = review_from(options)
+        inputs = review_inputs(review, list(paths))  # a bad baseline or REF fails before lexing
         result = scan(list(paths), config, None if quiet else _progress_factory())
+        result = review_result(result, review, list(paths), inputs)
     except MinhashdupError as err:
         raise _UsageFailure(str(err)) from None
-    _write(functools.partial(render, result, fmt), output)
+    result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
+    extra = {"per": sarif_per} if fmt == "sarif" else {}
+    _write(lambda stream: render(result, fmt, stream, **extra), output)
     _report_notices(result, quiet, verbose)
     _threshold_hint(config, quiet)
-    if fail_on_pairs and result.pairs:
+    if "written" in result.stats.baseline and not quiet:
+        click.echo(f"wrote {result.stats.baseline['written']} pairs to {review.write_baseline}", err=True)
+    if review.fails(result):
         sys.exit(ExitCode.PAIRS_FOUND)
 
 
@@ -232,6 +251,7 @@ Examples:
     help="Recall at the threshold that the recommendation must reach.",
 )
 @bits_option
+@config_option
 @format_option()
 def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int, fmt: str) -> None:
     """Choose --bands and --rows for a threshold: each setting's S-curve, what it loses at the
@@ -281,6 +301,7 @@ Example:
 )
 @format_option()
 @output_file_option
+@config_option
 @run_options
 def evaluate_command(
     paths: tuple[str, ...],
@@ -332,6 +353,7 @@ Example:
 )
 @seed_option
 @bits_option
+@config_option
 @format_option()
 def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: int, fmt: str) -> None:
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate

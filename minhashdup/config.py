@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
+from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from minhashdup.errors import ConfigError
 
@@ -145,3 +152,55 @@ def _check_threshold(value: object) -> None:
             if value == value
             else "--threshold must be a number between 0 and 1 (got nan)"
         )
+
+
+CONFIG_TABLE = ("tool", "minhashdup")
+
+
+def find_config_file(start: str | os.PathLike[str] = ".") -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.minhashdup]`` table, from ``start`` upwards.
+
+    A ``pyproject.toml`` without the table is passed over (a package inside a monorepo
+    whose settings live at the top).
+    """
+    folder = Path(start).resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file() and _table(_read_toml(path), path, required=False) is not None:
+            return path
+    return None
+
+
+def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The options set in a TOML file: its ``[tool.minhashdup]`` table, or the whole file
+    when it has none (a file of options only, for ``--config``).
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid TOML.
+    """
+    doc = _read_toml(Path(path))
+    table = _table(doc, Path(path), required=False)
+    return doc if table is None else table
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read ({err.strerror or err})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML ({err})") from None
+
+
+def _table(doc: dict[str, Any], path: Path, required: bool) -> dict[str, Any] | None:
+    node: Any = doc
+    for key in CONFIG_TABLE:
+        if not isinstance(node, dict) or key not in node:
+            if required:
+                raise ConfigError(f"{path}: no [tool.minhashdup] table")
+            return None
+        node = node[key]
+    if not isinstance(node, dict):
+        raise ConfigError(f"{path}: tool.minhashdup must be a table of options")
+    return node

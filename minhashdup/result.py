@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -13,7 +14,8 @@ class Pair:
     """Two files whose exact Jaccard similarity reached the threshold.
 
     ``a`` sorts before ``b``; ``estimate`` is the share of equal MinHash minima, the other
-    numbers are exact counts of distinct shingles.
+    numbers are exact counts of distinct shingles. ``known`` marks a pair recorded in the
+    baseline (``--baseline``): reported, but not counted by the gate.
     """
 
     a: str
@@ -23,6 +25,7 @@ class Pair:
     shingles_a: int
     shingles_b: int
     common: int
+    known: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys, for JSON/CSV."""
@@ -34,6 +37,7 @@ class Pair:
             "shingles_a": self.shingles_a,
             "shingles_b": self.shingles_b,
             "common": self.common,
+            "known": self.known,
         }
 
 
@@ -77,6 +81,8 @@ class Stats:
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     cpu_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     cache: dict[str, int] = dataclasses.field(default_factory=dict)  # run-dependent, like seconds
+    baseline: dict[str, int] = dataclasses.field(default_factory=dict)  # with --baseline
+    changes: dict[str, int] = dataclasses.field(default_factory=dict)  # with --changed-since etc.
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys (timings rounded to milliseconds)."""
@@ -111,6 +117,22 @@ class Result:
     clusters: list[Cluster]
     skips: list[Notice] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
+
+    def keep(self, wanted: Callable[[Pair], bool]) -> Result:
+        """A copy with only the pairs ``wanted`` accepts and the clusters holding one of them.
+
+        Clusters stay whole (every member, every pair count): a changed file's whole family
+        is what a reviewer needs to see. ``stats.verified_pairs`` keeps the scan's count.
+        """
+        pairs = [p for p in self.pairs if wanted(p)]
+        named = {p.a for p in pairs}
+        clusters = [c for c in self.clusters if not named.isdisjoint(c.files)]
+        return dataclasses.replace(self, pairs=pairs, clusters=clusters)
+
+    @property
+    def new_pairs(self) -> list[Pair]:
+        """The pairs the gate counts: those not known from the baseline."""
+        return [p for p in self.pairs if not p.known]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document: ``{schema_version, params, stats, pairs, clusters}``."""

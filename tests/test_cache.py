@@ -242,5 +242,5 @@ def test_processes_creating_a_missing_cache_at_once_all_use_it(tmp_path: Path) -
             for _ in range(8)
         ]
         outs = [p.communicate(timeout=60) for p in procs]
-        assert [(p.returncode, o.strip()) for p, (o, _) in zip(procs, outs)] == [(0, b"0")] * 8, outs
+        assert [(p.returncode, o.strip()) for p, (o, _) in zip(procs, outs, strict=True)] == [(0, b"0")] * 8, outs
         assert [p.name for p in folder.iterdir() if "broken" in p.name] == []

@@ -56,10 +56,19 @@ def test_json_document_shape_and_params(tree: Path) -> None:
         "include": [],
         "exclude": ["*_test.go"],
         "gitignore": True,
+        "baseline": None,
+        "baseline_tolerance": 0.1,
+        "new_only": False,
+        "changed_since": None,
+        "staged": False,
+        "files_from": False,
+        "max_pairs": None,
+        "config_file": None,
     }
     [pair] = doc["pairs"]
     assert (pair["a"], pair["b"]) == (str(tree / "a" / "orig.go"), str(tree / "b" / "edit.go"))
-    assert list(pair) == ["a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common"]
+    assert list(pair) == ["a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common", "known"]
+    assert pair["known"] is False
     assert pair["jaccard"] == pytest.approx(pair["common"] / (pair["shingles_a"] + pair["shingles_b"] - pair["common"]))
     assert doc["stats"]["skipped"] == {"binary": 1, "excluded": 1}
     assert err == "skipped 1 files: binary 1 (-v lists them); filtered out: excluded 1\n"

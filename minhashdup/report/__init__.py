@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from minhashdup.result import Result
 
-Renderer = Callable[[Result, TextIO], None]
+Renderer = Callable[..., None]
 
 _RENDERERS: dict[str, tuple[str, str]] = {
     "table": ("minhashdup.report.table", "render_table"),
     "json": ("minhashdup.report.data", "render_json"),
     "jsonl": ("minhashdup.report.data", "render_jsonl"),
     "csv": ("minhashdup.report.data", "render_csv"),
+    "sarif": ("minhashdup.report.sarif", "render_sarif"),
 }
 
 FORMATS = tuple(_RENDERERS)
@@ -31,6 +32,7 @@ def renderer(fmt: str) -> Renderer:
     return found
 
 
-def render(result: Result, fmt: str, stream: TextIO) -> None:
-    """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    renderer(fmt)(result, stream)
+def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> None:
+    """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`); ``options``
+    go to that format's renderer (e.g. ``per="cluster"`` for SARIF)."""
+    renderer(fmt)(result, stream, **options)

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from minhashdup.result import Result
 
-PAIR_FIELDS = ("a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common")
+PAIR_FIELDS = ("a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common", "known")
 
 
 def render_json(result: Result, stream: TextIO) -> None:

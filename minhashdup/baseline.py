@@ -1,0 +1,159 @@
+"""The baseline: verified pairs recorded once (``--write-baseline``) and then treated as known
+(``--baseline``), so that a CI gate fails only on new duplication.
+
+The file is JSON with a version field and one pair per line, sorted by path, so that a
+change to it reviews well as a diff::
+
+    {"minhashdup_baseline": 1, "pairs": [
+    {"a": "pkg/reader.go", "b": "pkg/reader_v2.go", "jaccard": 0.812345},
+    {"a": "tools/gen.go", "b": "tools/gen_old.go", "jaccard": 0.9}
+    ]}
+
+An entry is keyed by its pair of paths, relative to the baseline file's folder (the same
+file works from any working folder, however PATH was spelled). Editing a file of a known
+pair does not make the pair new; its similarity rising by more than the tolerance does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+
+from minhashdup.errors import MinhashdupError
+from minhashdup.project import real, relative
+from minhashdup.result import Pair, Result
+
+VERSION = 1
+_KEY = "minhashdup_baseline"
+
+
+class BaselineError(MinhashdupError):
+    """The baseline file cannot be read, is not a baseline, or cannot be written."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Baseline:
+    """Recorded pairs: ``pairs[(a, b)]`` is the Jaccard recorded for paths ``a < b``.
+
+    ``base`` is the folder the paths are relative to; ``dropped`` counts, per recorded path
+    that no longer exists, the entries left out because of it.
+    """
+
+    path: str
+    base: str
+    pairs: dict[tuple[str, str], float]
+    dropped: dict[str, int]
+
+    def key(self, pair: Pair) -> tuple[str, str]:
+        """The entry key of a scan's pair."""
+        return _ordered(relative(pair.a, self.base), relative(pair.b, self.base))
+
+
+def load(path: str) -> Baseline:
+    """Read a baseline file; entries naming a file that no longer exists are dropped.
+
+    Raises:
+        BaselineError: the file is missing, not JSON, not a baseline or of a newer version.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except FileNotFoundError:
+        raise BaselineError(f"--baseline {path}: no such file; record one with --write-baseline {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BaselineError(f"--baseline {path}: cannot be read ({err}); rewrite it with --write-baseline") from None
+    base = os.path.dirname(real(path))
+    pairs: dict[tuple[str, str], float] = {}
+    dropped: Counter[str] = Counter()
+    exists: dict[str, bool] = {}
+    for a, b, jaccard in _entries(doc, path):
+        gone = [p for p in (a, b) if not exists.setdefault(p, os.path.isfile(os.path.join(base, p)))]
+        dropped.update(gone)
+        if not gone:
+            pairs[_ordered(a, b)] = jaccard
+    return Baseline(path, base, pairs, dict(sorted(dropped.items())))
+
+
+def _entries(doc: object, path: str) -> Iterable[tuple[str, str, float]]:
+    if not isinstance(doc, dict) or _KEY not in doc or not isinstance(doc.get("pairs"), list):
+        raise BaselineError(f"--baseline {path}: not a minhashdup baseline (no {_KEY!r} and 'pairs')")
+    version = doc[_KEY]
+    if version != VERSION:
+        raise BaselineError(
+            f"--baseline {path}: version {version!r} is not {VERSION}; rewrite it with this"
+            " minhashdup's --write-baseline"
+        )
+    for number, entry in enumerate(doc["pairs"], 1):
+        a, b, jaccard = (entry.get(k) for k in ("a", "b", "jaccard")) if isinstance(entry, dict) else (None,) * 3
+        if not (isinstance(a, str) and isinstance(b, str) and isinstance(jaccard, (int, float))):
+            raise BaselineError(f"--baseline {path}: pair {number} needs string 'a', 'b' and a number 'jaccard'")
+        if isinstance(jaccard, bool) or not 0 <= jaccard <= 1:
+            raise BaselineError(f"--baseline {path}: pair {number} has jaccard {jaccard!r}, not between 0 and 1")
+        yield a, b, float(jaccard)
+
+
+def write(result: Result, path: str) -> int:
+    """Record every pair of ``result`` in a baseline file at ``path`` (replaced atomically).
+
+    Returns:
+        The number of pairs written.
+
+    Raises:
+        BaselineError: the file cannot be written.
+    """
+    base = os.path.dirname(real(path))
+    entries: dict[tuple[str, str], float] = {}
+    for pair in result.pairs:
+        entries[_ordered(relative(pair.a, base), relative(pair.b, base))] = round(pair.jaccard, 6)
+    lines = [json.dumps({"a": a, "b": b, "jaccard": j}, ensure_ascii=False) for (a, b), j in sorted(entries.items())]
+    text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=base, prefix=".minhashdup-baseline-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
+    return len(entries)
+
+
+def mark(result: Result, baseline: Baseline, tolerance: float) -> Result:
+    """Mark the pairs recorded in ``baseline`` as known, unless their similarity rose by
+    more than ``tolerance``; count what happened in ``stats.baseline``; note dropped entries.
+    """
+    pairs, seen, risen = [], set(), 0
+    for pair in result.pairs:
+        key = baseline.key(pair)
+        recorded = baseline.pairs.get(key)
+        known = recorded is not None and round(pair.jaccard, 6) <= recorded + tolerance + 1e-9
+        risen += recorded is not None and not known
+        seen.add(key)
+        pairs.append(dataclasses.replace(pair, known=known))
+    result.stats.baseline |= {
+        "recorded": len(baseline.pairs) + sum(baseline.dropped.values()),
+        "known": sum(p.known for p in pairs),
+        "risen": risen,
+        "gone": len(baseline.pairs.keys() - seen),
+        "dropped": sum(baseline.dropped.values()),
+    }
+    notes = [
+        f"baseline {baseline.path}: {name} no longer exists; {n} recorded pair{'s' if n > 1 else ''} dropped"
+        for name, n in baseline.dropped.items()
+    ]
+    return dataclasses.replace(result, pairs=pairs, warnings=[*result.warnings, *notes])
+
+
+def _ordered(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def check_tolerance(value: float) -> float:
+    """``--baseline-tolerance`` must be a number from 0 to 1."""
+    if math.isnan(value) or not 0 <= value <= 1:
+        raise BaselineError(f"--baseline-tolerance must be between 0 and 1 (got {value:g})")
+    return value

