@@ -15,7 +15,7 @@ class ExitCode(enum.IntEnum):
     OK = 0
     """The scan ran (pairs may or may not have been found)."""
     PAIRS_FOUND = 1
-    """Verified pairs were found and ``--fail-on-pairs`` was given."""
+    """The gate failed: new pairs with ``--fail-on-pairs``, or more than ``--max-pairs``."""
     USAGE = 2
     """Bad option value, missing path or unwritable output: nothing was scanned."""
     INTERNAL = 3

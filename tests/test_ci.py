@@ -7,10 +7,12 @@ import io
 import json
 import os
 import random
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from minhashdup.cli import cli
@@ -229,3 +231,40 @@ def test_changed_since_errors(repo: Repo, tmp_path_factory: pytest.TempPathFacto
     (outside / "x.go").write_text(render_go(repo.orig))
     code, _, err = run("scan", str(outside), "-q", "--changed-since", "HEAD")
     assert code == ExitCode.USAGE and "is not inside a git repository" in err
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _minhashdup_args(command: str) -> list[str]:
+    words = shlex.split(command.split("#")[0])
+    assert words[0] == "minhashdup", command
+    return words[1:]
+
+
+def test_pre_commit_hook_checks_staged_files_against_the_tree(repo: Repo) -> None:
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "minhashdup" and hook["pass_filenames"] is False and hook["language"] == "python"
+    args = [*_minhashdup_args(hook["entry"]), "--exact"]
+    assert run(*args)[0] == ExitCode.OK  # nothing staged: the known-as-committed pair is not checked
+    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
+    git(repo.path, "add", "d/new.go")
+    code, _, _ = run(*args)
+    assert code == ExitCode.PAIRS_FOUND
+    assert run(*args, "--write-baseline", "dups.json")[0] == ExitCode.PAIRS_FOUND
+    assert run(*args, "--baseline", "dups.json")[0] == ExitCode.OK  # the user's args: known pairs pass
+
+
+def test_actions_example_commands_run(repo: Repo) -> None:
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
+    steps = workflow["jobs"]["minhashdup"]["steps"]
+    commands = [s["run"] for s in steps if "run" in s and s["run"].startswith("minhashdup")]
+    assert len(commands) == 2 and any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
+    assert any(s.get("with", {}).get("path") == "~/.cache/minhashdup" for s in steps)
+    run("scan", ".", "-q", "--write-baseline", ".minhashdup-baseline.json")
+    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
+    commit(repo.path, "a near copy")
+    sarif_args, gate_args = (_minhashdup_args(c.replace('"$BASE"', "HEAD~1")) for c in commands)
+    assert run(*sarif_args, "--exact")[0] == ExitCode.OK
+    assert json.loads((repo.path / "minhashdup.sarif").read_text())["version"] == "2.1.0"
+    assert run(*gate_args, "--exact")[0] == ExitCode.PAIRS_FOUND
