@@ -87,7 +87,7 @@ def gate_scenario(src: Path, cache: Path) -> None:
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "go/src")
         base = [".", *SCAN, "-f", "json", "--baseline", "dups.json", "--fail-on-pairs"]
-        code, _, err, seconds = minhashdup(repo, ".", *SCAN, "--write-baseline", "dups.json", cache=cache)
+        code, _, _, seconds = minhashdup(repo, ".", *SCAN, "--write-baseline", "dups.json", cache=cache)
         recorded = len(json.loads((repo / "dups.json").read_text())["pairs"])
         print(f"baseline written: {recorded} pairs, exit {code}, {seconds:.1f} s")
         code, out, _, seconds = minhashdup(repo, *base, cache=cache)
@@ -102,7 +102,7 @@ def gate_scenario(src: Path, cache: Path) -> None:
         code, out, _, seconds = minhashdup(repo, *base, "--changed-since", "HEAD~1", cache=cache)
         doc = json.loads(out)
         touching = all("reader_copy.go" in p["a"] + p["b"] for p in doc["pairs"])
-        code_all, out_all, _, _ = minhashdup(repo, *base, cache=cache)
+        _, out_all, _, _ = minhashdup(repo, *base, cache=cache)
         expected = sum("reader_copy.go" in p["a"] + p["b"] for p in json.loads(out_all)["pairs"])
         print(
             f"--changed-since HEAD~1 after adding bytes/reader_copy.go: exit {code}, {len(doc['pairs'])} pairs, "
