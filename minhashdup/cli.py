@@ -139,7 +139,7 @@ def scan_command(
     reported with their families (clusters).
     """
     try:
-        config = config_from(options)
+        config = config_from({**options, "output": output})
         review = review_from(options)
         inputs = review_inputs(review, list(paths))  # a bad baseline or REF fails before lexing
         result = scan(list(paths), config, None if quiet else _progress_factory())
@@ -154,6 +154,13 @@ def scan_command(
     if "written" in result.stats.baseline and not quiet:
         click.echo(f"wrote {result.stats.baseline['written']} pairs to {review.write_baseline}", err=True)
     if review.fails(result):
+        new = len(result.new_pairs)
+        click.echo(
+            f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
+            + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
+            + ("" if review.baseline else " (record accepted ones with --write-baseline)"),
+            err=True,
+        )
         sys.exit(ExitCode.PAIRS_FOUND)
 
 
@@ -317,7 +324,7 @@ def evaluate_command(
     same shingles, per similarity bin, beside the S-curve's prediction.
     """
     try:
-        config = config_from(options)
+        config = config_from({**options, "output": output})
         if not 0 < low < 1:
             raise ConfigError(f"--low must be above 0 and below 1 (got {low:g})")
         if not 1 <= repeats <= 100:

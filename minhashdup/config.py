@@ -58,6 +58,8 @@ class Config:
         cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
         lexer_engine: ``fast`` (pygments' rules, one regex call per token) or ``pygments``;
             both give the same tokens.
+        own_files: files this run reads or writes as reports (the baseline, ``--output``):
+            left out of the scan, as ``minhashdup-file`` skips.
 
     Raises:
         ConfigError: a value is out of range; the message names the fix.
@@ -84,6 +86,7 @@ class Config:
     cache: bool = True
     cache_dir: str | None = None
     lexer_engine: str = "fast"
+    own_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_int("bands", self.bands, 1, 4096)

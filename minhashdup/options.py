@@ -291,6 +291,9 @@ def config_from(options: dict[str, Any]) -> Config:
         cache=not options["no_cache"],
         cache_dir=options["cache_dir"],
         lexer_engine=options["lexer_engine"],
+        own_files=tuple(
+            path for path in (options.get(k) for k in ("baseline", "write_baseline", "output")) if path and path != "-"
+        ),
     )
 
 

@@ -105,7 +105,8 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
         paths, include=config.include, exclude=config.exclude, gitignore=config.gitignore, max_size=config.max_size
     )
     t1 = time.perf_counter()
-    files = walked.files
+    files, own = _own_files(walked.files, config.own_files)
+    walked.skips.extend(own)
     warnings = list(walked.warnings)
     stats.files_walked = len(files)
     seeds = signature.hash_seeds(config.seed, config.num_hashes)
@@ -132,6 +133,15 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
     corpus.family = (config.seed, config.num_hashes)
     _fill(corpus, files, results)
     return corpus
+
+
+def _own_files(files: list[FileEntry], own: Sequence[str]) -> tuple[list[FileEntry], list[Skip]]:
+    """Leave out the reports this run reads or writes: a baseline is not source to compare."""
+    if not own:
+        return files, []
+    reals = {os.path.realpath(p) for p in own}
+    kept = [f for f in files if f.real not in reals]
+    return kept, [Skip(f.path, SkipReason.OWN_FILE, "a report of this run") for f in files if f.real in reals]
 
 
 def _fill(corpus: Corpus, files: Sequence[FileEntry], results: Sequence[Extracted | None]) -> None:

@@ -41,6 +41,7 @@ class SkipReason(str, enum.Enum):
     NO_LEXER = "no-lexer"
     LEX_ERROR = "lex-error"
     TOO_SMALL = "too-few-shingles"
+    OWN_FILE = "minhashdup-file"
 
     @property
     def is_filter(self) -> bool:
@@ -48,7 +49,7 @@ class SkipReason(str, enum.Enum):
         return self in _FILTERS
 
 
-_FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED, SkipReason.VCS}
+_FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED, SkipReason.VCS, SkipReason.OWN_FILE}
 
 
 @dataclasses.dataclass(frozen=True)

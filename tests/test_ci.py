@@ -268,3 +268,33 @@ def test_actions_example_commands_run(repo: Repo) -> None:
     assert run(*sarif_args, "--exact")[0] == ExitCode.OK
     assert json.loads((repo.path / "minhashdup.sarif").read_text())["version"] == "2.1.0"
     assert run(*gate_args, "--exact")[0] == ExitCode.PAIRS_FOUND
+
+
+def test_table_and_stderr_say_what_the_baseline_and_the_gate_did(repo: Repo) -> None:
+    run("scan", ".", "--exact", "-q", "--write-baseline", "dups.json")
+    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
+    code, out, err = run("scan", ".", "--exact", "-q", "--baseline", "dups.json", "--fail-on-pairs")
+    assert code == ExitCode.PAIRS_FOUND
+    cells = [[c.strip() for c in line.split("│")] for line in out.splitlines() if line.startswith("│   0.")]
+    rows = {row[3]: row[-2] for row in cells}
+    assert rows == {"./a/orig.go": "known", "./c/other.go": "new"}
+    assert "baseline: 1 new, 1 known; recorded pairs risen past the tolerance 0, gone 0, dropped 0" in out
+    assert err.endswith("minhashdup: gate failed: 1 new pair reported\n")
+    code, out, err = run("scan", ".", "--exact", "-q", "--changed-since", "HEAD", "--max-pairs", "1", "-f", "json")
+    assert code == ExitCode.OK and "gate failed" not in err
+    code, out, err = run("scan", ".", "--exact", "-q", "--max-pairs", "1")
+    assert code == ExitCode.PAIRS_FOUND
+    assert "changed files" not in out
+    assert err.endswith(
+        "gate failed: 2 new pairs reported, at most 1 allowed (record accepted ones with --write-baseline)\n"
+    )
+
+
+def test_the_runs_own_reports_are_not_scanned(repo: Repo) -> None:
+    (repo.path / "out").mkdir()
+    run("scan", ".", "--exact", "-q", "--write-baseline", "dups.json", "-f", "json", "-o", "out/report.json")
+    code, _, err = run("scan", ".", "--exact", "--baseline", "dups.json", "-f", "json", "-o", "out/report.json")
+    doc = json.loads((repo.path / "out" / "report.json").read_text())
+    assert code == ExitCode.OK and doc["stats"]["skipped"]["minhashdup-file"] == 2
+    assert doc["stats"]["files_scanned"] == 3  # the three sources, not the reports
+    assert "filtered out: minhashdup-file 2" in err

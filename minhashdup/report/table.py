@@ -40,15 +40,13 @@ def _pairs_table(result: Result) -> Table:
     table.add_column("file b", overflow="fold")
     table.add_column("common", justify="right")
     table.add_column("shingles a/b", justify="right")
+    baselined = bool(result.params.get("baseline"))
+    if baselined:
+        table.add_column("baseline")
     for p in result.pairs:
-        table.add_row(
-            f"{p.jaccard:.3f}",
-            f"{p.estimate:.3f}",
-            escape(p.a),
-            escape(p.b),
-            str(p.common),
-            f"{p.shingles_a}/{p.shingles_b}",
-        )
+        row = [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", escape(p.a), escape(p.b), str(p.common)]
+        row.append(f"{p.shingles_a}/{p.shingles_b}")
+        table.add_row(*row, *(["known" if p.known else "new"] if baselined else []))
     return table
 
 
@@ -74,16 +72,31 @@ def _summary(result: Result) -> str:
     params = result.params
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(s.skipped.items())) or "none"
     stages = ", ".join(f"{k} {v:.2f}" for k, v in s.seconds.items() if k != "total")
-    return "\n".join(
-        [
-            f"files: {s.files_scanned} scanned, {s.files_compared} compared "
-            f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
-            f"skipped: {escape(skipped)}",
-            f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
-            f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
-            + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
-        ]
-    )
+    lines = [
+        f"files: {s.files_scanned} scanned, {s.files_compared} compared "
+        f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
+        f"skipped: {escape(skipped)}",
+        f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
+        f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
+        + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
+    ]
+    return "\n".join(lines + _review_lines(result))
+
+
+def _review_lines(result: Result) -> list[str]:
+    """What --baseline and the changed-file options did, when given."""
+    s, out = result.stats, []
+    if s.changes:
+        out.append(
+            f"changed files: {s.changes['files']}; pairs not touching them: {s.changes['pairs_left_out']} left out"
+        )
+    if "recorded" in s.baseline:
+        b = s.baseline
+        out.append(
+            f"baseline: {len(result.new_pairs)} new, {b['known']} known; recorded pairs risen past the tolerance"
+            f" {b['risen']}, gone {b['gone']}, dropped {b['dropped']}"
+        )
+    return out
 
 
 def _mode(params: dict[str, object]) -> str:
