@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -389,7 +390,7 @@ def review_from(options: dict[str, Any], base: str = ".") -> Review:
     if source is not None:
         try:
             if source == "-":
-                changed = tuple(click.get_text_stream("stdin"))
+                changed = tuple(sys.stdin)
             else:
                 with open(source, encoding="utf-8", errors="surrogateescape") as handle:
                     changed = tuple(handle)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import io
 import json
 import random
 from pathlib import Path
@@ -16,6 +17,8 @@ from sarif_pydantic import Sarif
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 from minhashdup.report import sarif as sarif_module
+from minhashdup.report.sarif import render_sarif
+from minhashdup.result import Cluster, Pair, Result, Stats
 
 from .conftest import go_file, go_function, near_copy, render_go
 from .test_ci import commit, git
@@ -168,3 +171,42 @@ def test_truncation_keeps_the_strongest_and_says_so(repo: Path, monkeypatch: pyt
     assert f"SARIF truncated: {len(kept)} of 4 results kept" in err
     if limit == "MAX_BYTES":
         assert len(CliRunner().invoke(cli, ["scan", ".", "--exact", "-q", "-f", "sarif"]).stdout.encode()) <= value
+
+
+def _synthetic(pairs: int, family: int) -> Result:
+    made = [
+        Pair(f"src/p{i:05d}/a.go", f"src/p{i:05d}/b.go", 1 - i / (2 * pairs), 0.5, 100, 100, 60) for i in range(pairs)
+    ]
+    members = tuple(f"gen/f{i:04d}.go" for i in range(family))
+    clusters = [Cluster(members, family - 1, 0.6, 0.99)] if family else []
+    return Result({"threshold": 0.5}, Stats(), made, clusters)
+
+
+def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = _synthetic(30_000, 0)
+    stream = io.StringIO()
+    render_sarif(result, stream)
+    text = stream.getvalue()
+    assert len(text.encode()) <= sarif_module.MAX_BYTES
+    doc = json.loads(text)
+    kept = results(doc)
+    truncated = doc["runs"][0]["properties"]["truncated"]
+    assert truncated["results"] == 30_000 and truncated["kept"] == len(kept) <= sarif_module.MAX_RESULTS
+    jaccards = [r["properties"]["jaccard"] for r in kept]
+    assert jaccards == sorted(jaccards, reverse=True) and jaccards[0] == 1.0  # the strongest first
+    assert any("SARIF truncated" in w for w in result.warnings)
+
+
+def test_a_big_family_names_at_most_githubs_related_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    stream = io.StringIO()
+    render_sarif(_synthetic(0, 1500), stream, per="cluster")
+    doc = json.loads(stream.getvalue())
+    validate(doc)
+    [family] = results(doc)
+    assert len(family["relatedLocations"]) == sarif_module.MAX_RELATED
+    assert family["message"]["text"].endswith(f"and {1500 - 1 - sarif_module.MAX_LINKS} more.")
+    assert family["level"] == "error"
