@@ -28,7 +28,6 @@ from minhashdup.options import (
     bits_option,
     ci_options,
     config_from,
-    config_option,
     exact_option,
     file_options,
     format_option,
@@ -47,6 +46,7 @@ from minhashdup.report import render
 from minhashdup.result import Result
 from minhashdup.review import apply as review_result
 from minhashdup.review import load as review_inputs
+from minhashdup.settings import config_option
 from minhashdup.walk import SkipReason
 
 _NOTICE_LIMIT = 20

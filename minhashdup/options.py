@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from minhashdup.config import Config, find_config_file, read_config_file
+from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode
 from minhashdup.report import FORMATS
 from minhashdup.review import Review
@@ -219,6 +217,17 @@ output_options = _stack(
     ),
 )
 
+
+def _file_option(name: str, help_text: str, dash: bool = False) -> Callable[[F], F]:
+    return click.option(
+        name,
+        type=click.Path(dir_okay=False, allow_dash=dash, path_type=str),
+        default=None,
+        metavar="FILE",
+        help=help_text,
+    )
+
+
 ci_options = _stack(
     click.option(
         "--fail-on-pairs",
@@ -232,20 +241,8 @@ ci_options = _stack(
         metavar="N",
         help="The gate, with room: exit with status 1 when more than N new pairs are reported.",
     ),
-    click.option(
-        "--baseline",
-        type=click.Path(dir_okay=False, path_type=str),
-        default=None,
-        metavar="FILE",
-        help="Pairs recorded in FILE are known: reported with known=true, not counted by the gate.",
-    ),
-    click.option(
-        "--write-baseline",
-        type=click.Path(dir_okay=False, path_type=str),
-        default=None,
-        metavar="FILE",
-        help="Record every verified pair of this scan in FILE (JSON, one pair per line).",
-    ),
+    _file_option("--baseline", "Pairs recorded in FILE are known: reported with known=true, not counted by the gate."),
+    _file_option("--write-baseline", "Record every verified pair of this scan in FILE (JSON, one pair per line)."),
     click.option(
         "--baseline-tolerance",
         type=float,
@@ -262,12 +259,8 @@ ci_options = _stack(
         " untracked); the whole tree is still compared.",
     ),
     click.option("--staged", is_flag=True, help="Report only pairs with a file staged in git (for a pre-commit hook)."),
-    click.option(
-        "--files-from",
-        type=click.Path(dir_okay=False, allow_dash=True, path_type=str),
-        default=None,
-        metavar="FILE",
-        help="Report only pairs with a file listed in FILE (one path per line; - reads stdin).",
+    _file_option(
+        "--files-from", "Report only pairs with a file listed in FILE (one path per line; - reads stdin).", dash=True
     ),
 )
 
@@ -296,91 +289,6 @@ def config_from(options: dict[str, Any]) -> Config:
             path for path in (options.get(k) for k in ("baseline", "write_baseline", "output")) if path and path != "-"
         ),
     )
-
-
-def _option_names(command: click.Command) -> dict[str, str]:
-    """``{key in a config file: parameter name}`` of a command's options (``format`` -> ``fmt``)."""
-    out = {}
-    for param in command.params:
-        if isinstance(param, click.Option) and param.name and not param.is_eager:
-            for opt in param.opts + param.secondary_opts:
-                if opt.startswith("--"):
-                    out[opt[2:].replace("-", "_")] = param.name
-    return out
-
-
-def _commands(group: click.Command) -> Iterator[tuple[str, click.Command]]:
-    for name, command in getattr(group, "commands", {}).items():
-        yield name, command
-        yield from _commands(command)
-
-
-def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -> dict[str, Any]:
-    """The ``default_map`` of ``ctx.command`` from a config table: keys valid for this command
-    are taken, keys of other commands ignored, unknown keys refused with a suggestion.
-
-    A sub-table named after a command (``[tool.minhashdup.scan]``) applies to that command only.
-
-    Raises:
-        ConfigError: an unknown key or command table.
-    """
-    commands = dict(_commands(ctx.find_root().command))
-    known = {key for command in commands.values() for key in _option_names(command)}
-    mine = _option_names(ctx.command)
-    out: dict[str, Any] = {}
-    for key, value in settings.items():
-        norm = key.replace("-", "_")
-        if isinstance(value, dict) and key in commands:
-            if commands[key] is ctx.command:
-                out.update(_only_mine(value, mine, f"{source} [{key}]"))
-            continue
-        if norm not in known:
-            raise ConfigError(f"{source}: unknown option {key!r}{_did_you_mean(norm, known)}")
-        if norm in mine:
-            out[mine[norm]] = value
-    return out
-
-
-def _only_mine(settings: dict[str, Any], mine: dict[str, str], source: str) -> dict[str, Any]:
-    out = {}
-    for key, value in settings.items():
-        norm = key.replace("-", "_")
-        if norm not in mine:
-            raise ConfigError(f"{source}: {key!r} is not an option of this command{_did_you_mean(norm, mine)}")
-        out[mine[norm]] = value
-    return out
-
-
-def _did_you_mean(key: str, names: Any) -> str:
-    close = difflib.get_close_matches(key, sorted(names), n=1)
-    return f" (did you mean {close[0].replace('_', '-')!r}?)" if close else "; see --help for the options"
-
-
-def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    try:
-        path = Path(value) if value else find_config_file()
-        if path is None:
-            return None
-        source = f"{path} [tool.minhashdup]" if path.name == "pyproject.toml" and not value else str(path)
-        defaults = config_defaults(ctx, read_config_file(path), source)
-    except ConfigError as err:
-        raise UsageFailure(str(err)) from None
-    ctx.default_map = {**(ctx.default_map or {}), **defaults}
-    ctx.meta[CONFIG_FILE_KEY] = str(path)
-    return str(path)
-
-
-config_option = click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=str),
-    default=None,
-    is_eager=True,
-    expose_value=False,
-    callback=_load_config,
-    metavar="FILE",
-    help="Read options from this TOML file (default: [tool.minhashdup] of the nearest pyproject.toml);"
-    " command-line flags win.",
-)
 
 
 def review_from(options: dict[str, Any], base: str = ".") -> Review:
