@@ -306,7 +306,7 @@ Example:
     show_default=True,
     help="Also rerun LSH with the next seeds and show the spread of recall per bin.",
 )
-@format_option()
+@format_option(("table", "json", "html"))
 @output_file_option
 @config_option
 @run_options
@@ -336,6 +336,8 @@ def evaluate_command(
     from minhashdup.report.evaluation import render_evaluation_json, render_evaluation_table
 
     renderer = render_evaluation_json if fmt == "json" else render_evaluation_table
+    if fmt == "html":
+        from minhashdup.report.html import render_evaluation_html as renderer
     _write(functools.partial(renderer, ev), output)
 
 

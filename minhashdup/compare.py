@@ -12,7 +12,7 @@ from minhashdup.config import Config
 from minhashdup.errors import InputPathError
 from minhashdup.shingles import intersection_size, shingle_hashes, token_hashes
 from minhashdup.signature import estimate, hash_seeds, signature, standard_error, truncate
-from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens_with_lines
+from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,9 +95,8 @@ def _lex(path: str, k: int) -> _Lexed:
         lexer = lexer_for(os.path.basename(path), text)
     except NoLexerError:
         raise InputPathError(f"{path}: no pygments lexer for this file; compare source files") from None
-    pairs = list(significant_tokens_with_lines(lexer, text))
-    tokens = token_hashes([t for t, _ in pairs])
-    return _Lexed(shingle_hashes(tokens, k), [line for _, line in pairs])
+    texts, lines = token_texts_with_lines(lexer, text)
+    return _Lexed(shingle_hashes(token_hashes(texts), k), lines)
 
 
 def shared_runs(a: _Lexed, b: _Lexed, k: int, limit: int = 50) -> list[Run]:

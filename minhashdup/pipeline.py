@@ -356,7 +356,18 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     ]
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
     notices = [Notice(s.path, s.reason.value, s.detail) for s in prep.skips if not s.reason.is_filter]
-    return Result(config.params(), stats, pairs, clusters, notices, warnings)
+    files = [corpus.paths[i] for members in prep.groups.members for i in members]
+    rejected = _rejected(cand, ok, [corpus.paths[i] for i in reps])
+    return Result(config.params(), stats, pairs, clusters, notices, warnings, sorted(files), rejected)
+
+
+def _rejected(cand: np.ndarray, ok: np.ndarray, names: list[str]) -> list[tuple[str, str]]:
+    """Candidates (pairs of representatives) that failed the exact check, by path."""
+    if not len(cand):
+        return []
+    kept = {(int(i), int(j)) for i, j in ok.tolist()}
+    out = [(names[i], names[j]) for i, j in cand.tolist() if (i, j) not in kept]
+    return sorted((a, b) if a <= b else (b, a) for a, b in out)
 
 
 def rep_signatures(prep: Prepared, config: Config) -> UInt64Array:

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, guess_lexer
 from pygments.lexers.special import TextLexer
@@ -146,6 +147,28 @@ def token_texts(lexer: Lexer, text: str, engine: str = "fast") -> list[str]:
         if fast is not None:
             return fast.significant_tokens(text)
     return list(significant_tokens(lexer, text))
+
+
+def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tuple[list[str], list[int]]:
+    """:func:`token_texts` and the 1-based line each token starts on.
+
+    Example:
+        >>> from pygments.lexers import GoLexer
+        >>> token_texts_with_lines(GoLexer(stripnl=False), "x := 1\\n// c\\ny")
+        (['x', ':=', '1', 'y'], [1, 1, 1, 3])
+    """
+    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    if fast is None:
+        pairs = list(significant_tokens_with_lines(lexer, text))
+        return [t for t, _ in pairs], [line for _, line in pairs]
+    starts: list[int] = []
+    texts = fast.significant_tokens(text, starts)
+    # Offsets are into pygments' preprocessed text (newlines made LF): count those.
+    newlines = np.flatnonzero(
+        np.frombuffer(lexer._preprocess_lexer_input(text).encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10
+    )
+    lines = (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
+    return texts, lines
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,7 +9,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 
 from minhashdup.fastlex import FastLexer, first_chars, supported
-from minhashdup.tokens import significant_tokens, token_texts
+from minhashdup.tokens import significant_tokens, significant_tokens_with_lines, token_texts, token_texts_with_lines
 
 JUNK = [
     '"',
@@ -231,6 +231,11 @@ def test_fast_engine_tokens_equal_pygments(name: str, data: st.DataObject) -> No
     text += data.draw(st.text(max_size=20), label="tail")  # anything at all: unterminated, stray
     lexer = _lexer(name)
     assert token_texts(lexer, text, "fast") == list(significant_tokens(lexer, text))
+    # The lines the side-by-side views use: from the fast engine's offsets, as pygments counts them
+    # (\r\n and lone \r included).
+    text = text.replace("\n", data.draw(st.sampled_from(["\n", "\r\n", "\r"]), label="newline"))
+    texts, lines = token_texts_with_lines(lexer, text, "fast")
+    assert list(zip(texts, lines, strict=True)) == list(significant_tokens_with_lines(lexer, text))
 
 
 def test_fallback_engine_is_pygments() -> None:

@@ -20,6 +20,7 @@ _RENDERERS: dict[str, tuple[str, str]] = {
     "jsonl": ("minhashdup.report.data", "render_jsonl"),
     "csv": ("minhashdup.report.data", "render_csv"),
     "sarif": ("minhashdup.report.sarif", "render_sarif"),
+    "html": ("minhashdup.report.html", "render_html"),
 }
 
 FORMATS = tuple(_RENDERERS)

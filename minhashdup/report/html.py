@@ -1,0 +1,196 @@
+"""``--format html``: one self-contained page (inline SVG, CSS and script; nothing loaded from
+the network) with the chord diagram, the S-curve, the clusters and pairs, and each pair side
+by side.
+
+Paths and source lines reach the page either escaped by :func:`html.escape` (tables, SVG
+titles) or inside JSON that the script reads and inserts with ``textContent``; the JSON is
+written so that no ``<``, ``>`` or ``&`` appears in it literally, so it cannot end its
+``<script>`` element.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from html import escape
+from typing import Any, TextIO
+
+from minhashdup import __version__
+from minhashdup.evaluate import Evaluation
+from minhashdup.report import svg
+from minhashdup.result import Result
+
+#: Most rejected candidates drawn (faintly) in the chord diagram.
+MAX_REJECTED = 20_000
+
+
+def render_html(result: Result, stream: TextIO, sources: bool = True) -> None:
+    """Write the report page of ``result``; ``sources=False`` leaves out the file texts
+    (and with them the side-by-side view's content)."""
+    names = sorted(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs})
+    lay = svg.layout(names)
+    index = {name: i for i, name in enumerate(lay.files)}
+    pairs = [(index[p.a], index[p.b]) for p in result.pairs]
+    rejected = [(index[a], index[b]) for a, b in result.rejected[:MAX_REJECTED] if a in index and b in index]
+    params = result.params
+    low = float(params.get("threshold", 0.5))
+    if sources and pairs:
+        from minhashdup.report.sidebyside import side_by_side  # lexes the paired files
+
+        sbs = side_by_side(lay.files, pairs, int(params.get("shingle", 5)))
+        texts, runs, left_out = sbs.texts, sbs.runs, sbs.left_out
+    else:
+        texts, runs, left_out = {}, {}, len({i for p in pairs for i in p})
+    data = {
+        "files": lay.files,
+        "pairs": [
+            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known)]
+            for (a, b), p in zip(pairs, result.pairs, strict=True)
+        ],
+        "clusters": [
+            [len(c.files), c.pairs, round(c.jaccard_min, 6), round(c.jaccard_max, 6), [index[f] for f in c.files]]
+            for c in result.clusters
+        ],
+        "colours": [svg.colour(p.jaccard, low) for p in result.pairs],
+        "runs": {str(k): v for k, v in runs.items()},
+        "params": params,
+    }
+    chord = svg.chord_svg(
+        lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], rejected, low
+    )
+    body = [
+        _header(result, len(lay.files), left_out),
+        '<main><div class="panels">',
+        '<section class="panel wide"><h2>Where the copies sit</h2>',
+        '<p class="muted">Every compared file on the circle in path order, folders marked on the rim; a chord per '
+        "verified pair, coloured by exact Jaccard. Hover for paths, click a file to highlight its pairs, click a chord "
+        "to see the two files side by side.</p>",
+        chord,
+        svg.legend_svg(low),
+        f'<label><input type="checkbox" id="show-rejected"> show the {len(rejected)} candidates that failed the exact '
+        "check (dashed)</label>",
+        "</section>",
+        _scurve_panel(result),
+        "</div>",
+        _clusters_table(result),
+        _pairs_table(result),
+        "</main>",
+        _dialog(),
+        '<div id="tip"></div>',
+        f'<script type="application/json" id="data">{_json(data)}</script>',
+        f'<script type="application/json" id="sources">{_json({str(k): v for k, v in texts.items()})}</script>',
+        f"<script>{_asset('report.js')}</script>",
+    ]
+    stream.write(_page("minhashdup report", "".join(body)))
+
+
+def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:
+    """``evaluate --format html``: the S-curve with the measured recall per bin, and the bins."""
+    p = ev.params
+    measured = [(b.low, b.high, b.recall, b.pairs) for b in ev.bins if b.recall is not None]
+    curve = svg.scurve_svg(p["bands"], p["rows"], p["bits"], p["threshold"], [], measured)
+    rows = "".join(
+        f'<tr><td>{b.low:.1f}-{b.high:.1f}</td><td class="num">{b.pairs}</td><td class="num">{b.found}</td>'
+        f'<td class="num">{_opt(b.recall)}</td><td class="num">{_opt(b.predicted)}</td></tr>'
+        for b in ev.bins
+    )
+    pairs, found = ev.at_least(p["threshold"])
+    body = (
+        f"<header><h1>LSH {p['bands']} x {p['rows']} against the exact all-pairs</h1>"
+        f'<p class="summary">{found} of the {pairs} pairs of similarity {p["threshold"]:g} and up were found, in '
+        f"{ev.candidates} candidates of {ev.all_pairs} pairs of distinct files.</p></header>"
+        f'<main><div class="panels"><section class="panel"><h2>Predicted and measured</h2>'
+        f'<p class="muted">The curve is P(s); red squares are the measured recall per bin.</p>{curve}</section>'
+        '<section class="panel"><h2>Bins</h2><table><thead><tr><th>similarity</th><th>true pairs</th><th>found</th>'
+        f"<th>recall</th><th>predicted</th></tr></thead><tbody>{rows}</tbody></table></section></div></main>"
+    )
+    stream.write(_page("minhashdup evaluate", body))
+
+
+def _opt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _header(result: Result, files: int, left_out: int) -> str:
+    s, p = result.stats, result.params
+    mode = "exact mode (no LSH)" if p.get("exact") else f"{p.get('bands')} x {p.get('rows')} bands x rows"
+    note = f"; {left_out} paired files without their text" if left_out else ""
+    return (
+        "<header><h1>Near-duplicate files</h1>"
+        f'<p class="summary">{files} files compared, {len(result.pairs)} pairs at Jaccard &ge; '
+        f"{float(p.get('threshold', 0.5)):g} in {len(result.clusters)} clusters; {mode}, {s.candidates} candidates"
+        f"{escape(note)}. minhashdup {escape(__version__)}.</p></header>"
+    )
+
+
+def _scurve_panel(result: Result) -> str:
+    p = result.params
+    if p.get("exact"):
+        return ""
+    curve = svg.scurve_svg(
+        int(p["bands"]),
+        int(p["rows"]),
+        int(p.get("bits", 64)),
+        float(p["threshold"]),
+        [x.jaccard for x in result.pairs],
+    )
+    return (
+        '<section class="panel"><h2>The S-curve of this setting</h2><p class="muted">Probability that a pair of '
+        "similarity s becomes a candidate, P(s) = 1 - (1 - s<sup>r</sup>)<sup>b</sup>; the dots are the verified pairs "
+        f"at their exact Jaccard.</p>{curve}</section>"
+    )
+
+
+def _table(table_id: str, title: str, note: str, columns: list[tuple[str, str]]) -> str:
+    """An empty sortable table: the script fills it from the page's data, a few hundred rows
+    at first (a page of thousands of rows loads slowly) and the rest on request."""
+    heads = "".join(
+        f'<th data-col="{i}" data-kind="{kind}">{escape(name)}</th>' for i, (name, kind) in enumerate(columns)
+    )
+    return (
+        f'<h2>{escape(title)}</h2><p class="muted">{escape(note)}</p><div class="scroll"><table id="{table_id}">'
+        f"<thead><tr>{heads}</tr></thead><tbody></tbody></table></div>"
+        f'<p><button class="more" data-table="{table_id}" hidden></button></p>'
+    )
+
+
+def _clusters_table(result: Result) -> str:
+    cols = [("#", "num"), ("files", "num"), ("pairs", "num"), ("jaccard", "num"), ("members", "text")]
+    return _table(
+        "clusters", f"Clusters ({len(result.clusters)})", "Families joined by pairs. Click a header to sort.", cols
+    )
+
+
+def _pairs_table(result: Result) -> str:
+    cols = [("jaccard", "num"), ("estimate", "num"), ("file a", "text"), ("file b", "text"), ("common", "num")]
+    cols.append(("baseline", "text"))
+    note = "Click a header to sort, a row to see the two files side by side."
+    return _table("pairs", f"Pairs ({len(result.pairs)})", note, cols)
+
+
+def _dialog() -> str:
+    return (
+        '<dialog id="sbs"><div class="bar"><strong id="sbs-title"></strong><span class="grow"></span>'
+        '<span class="muted">highlighted: lines of shared token runs</span><button id="sbs-close">close</button></div>'
+        '<div class="sides"><div class="side" id="sbs-a"></div><div class="side" id="sbs-b"></div></div></dialog>'
+    )
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _asset(name: str) -> str:
+    return (importlib.resources.files("minhashdup.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # Nothing may be fetched: the page must work offline and as a CI attachment.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{escape(title)}</title><style>{_asset('report.css')}</style></head><body>{body}</body></html>\n"
+    )

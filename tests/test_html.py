@@ -1,0 +1,160 @@
+"""The HTML report: self-contained, escaped, and working in a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+from minhashdup.report.svg import colour, layout
+
+from .conftest import go_file, near_copy, render_go
+
+HOSTILE = "<img src=x onerror=alert(1)>.go"
+SCRIPT_LINE = "// </script><script>document.title='pwned'</script>"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """Two folders of planted near-duplicates, one file named like markup, one line like a script."""
+    rng = random.Random(4)
+    root = tmp_path / "tree"
+    base, other = go_file(rng, 10), go_file(rng, 10)
+    files = {
+        "pkg/a.go": render_go(base),
+        "pkg/b.go": render_go(near_copy(base, rng, 1)),
+        f"gen/{HOSTILE}": render_go(near_copy(base, rng, 2)).replace("package gen", f"package gen\n{SCRIPT_LINE}"),
+        "gen/x.go": render_go(other),
+        "gen/y.go": render_go(near_copy(other, rng, 2)),
+        "lone/z.go": render_go(go_file(rng, 10)),
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def report(tree: Path, *args: str) -> tuple[str, dict[str, object]]:
+    out = tree.parent / "report.html"
+    result = CliRunner().invoke(cli, ["scan", str(tree), "--exact", "-q", "-f", "html", "-o", str(out), *args])
+    assert result.exit_code == ExitCode.OK, result.stderr
+    text = out.read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S)[1])  # type: ignore[index]
+    return text, data
+
+
+def test_report_is_self_contained_and_escapes_everything(tree: Path) -> None:
+    text, data = report(tree)
+    assert "<img src=x" not in text  # the file name only as escaped text or inside escaped JSON
+    assert text.count("<script") == 3 and text.count("</script>") == 3  # data, sources, the page's script
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)  # nothing loaded from the network
+    assert "default-src 'none'" in text
+    assert len(data["pairs"]) == 4 and len(data["files"]) == 6  # type: ignore[arg-type]
+    names = data["files"]
+    assert any(n.endswith(HOSTILE) for n in names)  # type: ignore[union-attr]
+    sources = json.loads(re.search(r'id="sources">(.*?)</script>', text, re.S)[1])  # type: ignore[index]
+    assert any(SCRIPT_LINE in s for s in sources.values())  # the text itself survives, escaped in transit
+    for k, runs in data["runs"].items():  # type: ignore[union-attr]
+        a, b = data["pairs"][int(k)][:2]  # type: ignore[index]
+        lines_a, lines_b = (sources[str(i)].count("\n") + 1 for i in (a, b))
+        assert runs and all(1 <= r[0] <= r[1] <= lines_a and 1 <= r[2] <= r[3] <= lines_b for r in runs)
+
+
+def test_layout_puts_files_in_path_order_with_folders() -> None:
+    lay = layout(["./b/2.go", "./a/1.go", "./b/1.go", "./c/d/1.go"])
+    assert lay.files == ["./a/1.go", "./b/1.go", "./b/2.go", "./c/d/1.go"]
+    assert lay.angle == sorted(lay.angle) and lay.angle[-1] < 2 * 3.1416
+    assert [f[0] for f in lay.folders] == ["a", "b", "c"]
+    assert colour(0.5, 0.5) != colour(0.75, 0.5) != colour(1.0, 0.5)
+
+
+def test_evaluate_html(tree: Path) -> None:
+    result = CliRunner().invoke(cli, ["evaluate", str(tree), "-q", "-f", "html"])
+    assert result.exit_code == ExitCode.OK
+    assert result.stdout.startswith("<!DOCTYPE html>") and 'class="measured"' in result.stdout
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+FLAGS += ["--disable-dev-shm-usage", "--hide-scrollbars"]
+
+
+def chromium(*args: str) -> str:
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    done = subprocess.run([CHROMIUM, *FLAGS, *args], capture_output=True, text=True, timeout=120)
+    return done.stdout
+
+
+class _Dom(HTMLParser):
+    """The elements of a dumped DOM that the test looks at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chords: list[dict[str, str | None]] = []
+        self.dots: list[str | None] = []
+        self.rows = 0
+        self.shared_lines = 0
+        self.root: dict[str, str | None] = {}
+        self.dialog_open = False
+        self.text: list[str] = []
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "html":
+            self.root = a
+        elif tag == "path" and "data-p" in a:
+            self.chords.append(a)
+        elif tag == "circle" and "data-f" in a:
+            self.dots.append(a["data-f"])
+        elif tag == "tr" and "data-p" in a:
+            self.rows += 1
+        elif tag == "div" and a.get("class") == "ln shared":
+            self.shared_lines += 1
+        elif tag == "dialog" and "open" in a:
+            self.dialog_open = True
+        self._in_title = tag == "title" and not self.title  # the page's, not the SVG tooltips'
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._in_title:
+            self.title += data
+
+
+def test_report_in_headless_chromium(tree: Path) -> None:
+    _, data = report(tree)
+    page = tree.parent / "report.html"
+    dom = _Dom()
+    dom.feed(chromium("--dump-dom", f"{page.as_uri()}#pair=0"))
+    assert dom.root.get("data-ready") and dom.root.get("data-loaded")  # the script ran to its end
+    pairs = data["pairs"]
+    assert sorted(int(c["data-p"] or -1) for c in dom.chords) == list(range(len(pairs)))  # type: ignore[arg-type]
+    colours = data["colours"]
+    assert all(c["stroke"] == colours[int(c["data-p"] or 0)] for c in dom.chords)  # type: ignore[index]
+    paired = {i for p in pairs for i in p[:2]}  # type: ignore[union-attr, index]
+    assert {int(d or -1) for d in dom.dots} == paired
+    assert dom.rows == len(pairs)  # type: ignore[arg-type]
+    assert dom.dialog_open and dom.shared_lines > 0  # #pair=0 opened the side-by-side view
+    assert HOSTILE in "".join(dom.text)  # shown as text, not markup
+    assert dom.title == "minhashdup report"  # the script-like source line ran nothing
+    shot = tree.parent / "report.png"
+    chromium("--window-size=1200,1000", f"--screenshot={shot}", page.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
