@@ -32,7 +32,7 @@ from go_tree import fetch_go_src
 HERE = Path(__file__).resolve().parent
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 FLAGS += ["--disable-dev-shm-usage", "--hide-scrollbars"]
-WORDS = "alpha beta gamma delta count total index value buffer reader writer node edge left right".split()
+WORDS = ["alpha", "beta", "gamma", "delta", "count", "total", "index", "value", "buffer", "reader", "node"]
 
 
 def function(rng: random.Random, n: int) -> str:
