@@ -158,3 +158,42 @@ def test_report_in_headless_chromium(tree: Path) -> None:
     shot = tree.parent / "report.png"
     chromium("--window-size=1200,1000", f"--screenshot={shot}", page.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+_DRIVER = """<script>
+(function () {
+  const root = document.documentElement.dataset;
+  const chord = document.querySelector('#chords path[data-p="0"]');
+  chord.dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 5, clientY: 5 }));
+  root.tip = document.getElementById("tip").textContent;
+  const file = document.querySelector("#files circle");
+  root.file = file.dataset.f;
+  file.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  root.focus = document.getElementById("chord").classList.contains("focus");
+  root.lit = Array.from(document.querySelectorAll("#chords path.on")).map((p) => p.dataset.p).join(",");
+  document.querySelector('#pairs th[data-col="2"]').click();
+  root.column = Array.from(document.querySelectorAll("#pairs tbody tr")).map((r) => r.cells[2].textContent).join("\\n");
+  document.getElementById("show-rejected").click();
+  root.rejectedShown = !document.getElementById("rejected").classList.contains("hidden");
+})();
+</script></body>"""
+
+
+def test_hover_click_sort_and_toggle_in_chromium(tree: Path) -> None:
+    # The page as a user drives it: events dispatched by a script appended to a copy of the report.
+    _, data = report(tree)
+    page = tree.parent / "report.html"
+    driven = tree.parent / "driven.html"
+    driven.write_text(page.read_text().replace("</body>", _DRIVER))
+    dom = _Dom()
+    dom.feed(chromium("--dump-dom", driven.as_uri()))
+    files, pairs = data["files"], data["pairs"]
+    a, b = pairs[0][:2]  # type: ignore[index]
+    assert dom.root["data-tip"] == f"{files[a]}\n{files[b]}\nJaccard {pairs[0][2]:.3f}"  # type: ignore[index]
+    f = int(dom.root["data-file"] or -1)
+    assert dom.root["data-focus"] == "true"
+    mine = sorted(k for k, p in enumerate(pairs) if f in p[:2])  # type: ignore[arg-type, index]
+    assert sorted(int(k) for k in (dom.root["data-lit"] or "").split(",")) == mine
+    column = (dom.root["data-column"] or "").split("\n")
+    assert column == sorted(column, reverse=True) and len(column) == len(pairs)  # type: ignore[arg-type]
+    assert dom.root["data-rejected-shown"] == "true"

@@ -37,8 +37,10 @@
       const t = ev.target;
       if (t.dataset.p !== undefined) show(pairText(Number(t.dataset.p)), ev);
       else if (t.dataset.f !== undefined) {
-        const f = Number(t.dataset.f), n = (pairsOf.get(f) || []).length;
-        show(files[f] + "\n" + n + " pair" + (n === 1 ? "" : "s") + " (click to highlight)", ev);
+        const f = Number(t.dataset.f), mine = pairsOf.get(f) || [];
+        const best = Math.max.apply(null, mine.map(function (k) { return pairs[k][2]; }));
+        show(files[f] + "\n" + mine.length + " pair" + (mine.length === 1 ? "" : "s") + ", Jaccard up to " + fmt(best) +
+          " (click to highlight)", ev);
       }
     });
     chord.addEventListener("mouseout", hide);
