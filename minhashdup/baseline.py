@@ -114,7 +114,8 @@ def write(result: Result, path: str) -> int:
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
         fd, tmp = tempfile.mkstemp(dir=base, prefix=".minhashdup-baseline-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+        # A name that is not UTF-8 is written as a \udcXX escape: valid JSON that reads back the same.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except OSError as err:

@@ -298,3 +298,15 @@ def test_the_runs_own_reports_are_not_scanned(repo: Repo) -> None:
     assert code == ExitCode.OK and doc["stats"]["skipped"]["minhashdup-file"] == 2
     assert doc["stats"]["files_scanned"] == 3  # the three sources, not the reports
     assert "filtered out: minhashdup-file 2" in err
+
+
+def test_baseline_round_trips_names_that_are_not_utf8(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = render_go(go_file(random.Random(8), 10))
+    Path(os.fsdecode(b"caf\xe9.go")).write_text(text)
+    Path("copy.go").write_text(text)
+    assert run("scan", ".", "-q", "--write-baseline", "b.json")[0] == ExitCode.OK
+    json.loads(Path("b.json").read_bytes().decode("utf-8"))  # valid UTF-8 and JSON
+    code, out, err = run("scan", ".", "-q", "-f", "jsonl", "--baseline", "b.json", "--fail-on-pairs")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["known"] is True
