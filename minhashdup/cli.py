@@ -8,7 +8,6 @@ import json
 import os
 import sqlite3
 import sys
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,14 +42,10 @@ from minhashdup.options import (
 )
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
-from minhashdup.result import Result
+from minhashdup.report.notices import render_notices
 from minhashdup.review import apply as review_result
 from minhashdup.review import load as review_inputs
 from minhashdup.settings import config_option
-from minhashdup.walk import SkipReason
-
-_NOTICE_LIMIT = 20
-_ALWAYS_LISTED = ("unreadable", "lex-error")
 
 SCAN_EPILOG = """\b
 Examples:
@@ -149,7 +144,7 @@ def scan_command(
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     extra = {"per": sarif_per} if fmt == "sarif" else {}
     _write(lambda stream: render(result, fmt, stream, **extra), output)
-    _report_notices(result, quiet, verbose)
+    render_notices(result, sys.stderr, quiet, verbose)
     _threshold_hint(config, quiet)
     if "written" in result.stats.baseline and not quiet:
         click.echo(f"wrote {result.stats.baseline['written']} pairs to {review.write_baseline}", err=True)
@@ -405,34 +400,6 @@ def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
             renderer(handle)
     except OSError as err:
         raise _UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
-
-
-def _report_notices(result: Result, quiet: bool, verbose: bool) -> None:
-    err: TextIO = sys.stderr
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    listed = [n for n in result.skips if verbose or n.reason in _ALWAYS_LISTED]
-    if not quiet:
-        for notice in listed[:_NOTICE_LIMIT] if not verbose else listed:
-            click.echo(f"{notice.path}: {notice.message}", err=True)
-        if not verbose and len(listed) > _NOTICE_LIMIT:
-            click.echo(f"... and {len(listed) - _NOTICE_LIMIT} more; -v lists them all", err=True)
-    line = skip_summary(result, verbose)
-    if line:
-        click.echo(line, file=err)
-
-
-def skip_summary(result: Result, verbose: bool = False) -> str:
-    """One line: files skipped by reason, then what the globs and .gitignore filtered out."""
-    counts = Counter(n.reason for n in result.skips)
-    filtered = {k: v for k, v in sorted(result.stats.skipped.items()) if SkipReason(k).is_filter}
-    parts = []
-    if counts:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        parts.append(f"skipped {sum(counts.values())} files: {reasons}" + ("" if verbose else " (-v lists them)"))
-    if filtered:
-        parts.append("filtered out: " + ", ".join(f"{k} {v}" for k, v in filtered.items()))
-    return "; ".join(parts)
 
 
 def main() -> None:

@@ -1,0 +1,42 @@
+"""What a scan tells on stderr besides its report: warnings, skipped files, the skip summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from minhashdup.result import Result
+from minhashdup.walk import SkipReason
+
+#: Skipped files listed one by one without -v (at most :data:`NOTICE_LIMIT` of them).
+ALWAYS_LISTED = ("unreadable", "lex-error")
+NOTICE_LIMIT = 20
+
+
+def render_notices(result: Result, stream: TextIO, quiet: bool = False, verbose: bool = False) -> None:
+    """Warnings, then skipped files (all with ``verbose``; none with ``quiet``), then one summary line."""
+    for warning in result.warnings:
+        stream.write(f"warning: {warning}\n")
+    listed = [n for n in result.skips if verbose or n.reason in ALWAYS_LISTED]
+    if not quiet:
+        for notice in listed if verbose else listed[:NOTICE_LIMIT]:
+            stream.write(f"{notice.path}: {notice.message}\n")
+        if not verbose and len(listed) > NOTICE_LIMIT:
+            stream.write(f"... and {len(listed) - NOTICE_LIMIT} more; -v lists them all\n")
+    line = skip_summary(result, verbose)
+    if line:
+        stream.write(line + "\n")
+    stream.flush()
+
+
+def skip_summary(result: Result, verbose: bool = False) -> str:
+    """One line: files skipped by reason, then what the globs and .gitignore filtered out."""
+    counts = Counter(n.reason for n in result.skips)
+    filtered = {k: v for k, v in sorted(result.stats.skipped.items()) if SkipReason(k).is_filter}
+    parts = []
+    if counts:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        parts.append(f"skipped {sum(counts.values())} files: {reasons}" + ("" if verbose else " (-v lists them)"))
+    if filtered:
+        parts.append("filtered out: " + ", ".join(f"{k} {v}" for k, v in filtered.items()))
+    return "; ".join(parts)
