@@ -166,12 +166,32 @@ def comparable(corpus: Corpus, min_shingles: int) -> list[int]:
 
 
 def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Groups:
-    """Group ``indices`` by identical shingle set (first-seen order, members ascending)."""
-    by_key: dict[bytes, list[int]] = {}
+    """Group ``indices`` by identical shingle set (first-seen order, members ascending).
+
+    Sets are bucketed by size and three sampled values, then compared whole inside a bucket:
+    equal sets always share a bucket, and no digest is trusted (copying every set to a bytes
+    key cost a full pass over all shingles).
+
+    Example:
+        >>> a, b = np.array([1, 2, 3], dtype=np.uint64), np.array([1, 2, 4], dtype=np.uint64)
+        >>> identical_groups([a, b, a.copy()], [0, 1, 2]).members
+        [[0, 2], [1]]
+    """
+    groups: list[list[int]] = []
+    buckets: dict[tuple[int, ...], list[int]] = {}  # sample -> indices into groups
     for i in indices:
-        # The bytes themselves as the key: equal keys are equal sets, no digest to trust.
-        by_key.setdefault(np.ascontiguousarray(sets[i]).tobytes(), []).append(i)
-    return Groups(list(by_key.values()))
+        s = sets[i]
+        n = len(s)
+        sample = (n, int(s[0]), int(s[n // 2]), int(s[-1])) if n else (0,)
+        candidates = buckets.setdefault(sample, [])
+        for g in candidates:
+            if np.array_equal(sets[groups[g][0]], s):
+                groups[g].append(i)
+                break
+        else:
+            candidates.append(len(groups))
+            groups.append([i])
+    return Groups(groups)
 
 
 @dataclasses.dataclass

@@ -175,10 +175,20 @@ class _Walker:
     def skip(self, path: str, reason: SkipReason, detail: str = "") -> None:
         self.skips.append(Skip(path, reason, detail))
 
-    def add_file(self, shown: str, full: str, via_link: bool = False, real: str | None = None) -> None:
-        """Record a file found (or named) at ``shown``; ``real`` is its resolved path if known."""
+    def add_file(
+        self,
+        shown: str,
+        full: str,
+        via_link: bool = False,
+        real: str | None = None,
+        entry: os.DirEntry[str] | None = None,
+    ) -> None:
+        """Record a file found (or named) at ``shown``; ``real`` is its resolved path if known.
+
+        ``entry``, for a file that is not a link, gives the stat without following it again.
+        """
         try:
-            st = os.stat(full)
+            st = entry.stat(follow_symlinks=False) if entry is not None else os.stat(full)
         except OSError as err:
             self.skip(shown, *_stat_failure(err))
             return
@@ -187,8 +197,8 @@ class _Walker:
         elif st.st_size > self.max_size:
             self.skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
         else:
-            entry = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino)
-            self.candidates.append(_Candidate(entry, via_link, len(self.candidates)))
+            found = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino)
+            self.candidates.append(_Candidate(found, via_link, len(self.candidates)))
 
     def walk_root(self, given: str, root_real: str, rules: _Rules, gitignore: bool) -> None:
         # Iterative depth-first walk; each stack item carries the real folders above it
@@ -201,15 +211,18 @@ class _Walker:
             if gitignore and rel:
                 rules = _with_gitignore(rules, full, shown, self.warnings)
             folders = []
-            for name in self._list(shown, full):  # files in name order, then each folder
-                item = self._visit(shown, full, rel, name, rules, ancestors, root_real, via_link)
+            for entry in self._list(shown, full):  # files in name order, then each folder
+                item = self._visit(shown, rel, entry, rules, ancestors, root_real, via_link)
                 if item is not None:
                     folders.append(item)
             stack.extend(reversed(folders))
 
-    def _list(self, shown: str, full: str) -> list[str]:
+    def _list(self, shown: str, full: str) -> list[os.DirEntry[str]]:
+        # scandir: the kind of each entry comes with the listing, so folders and plain files
+        # need no lstat of their own.
         try:
-            return sorted(os.listdir(full))
+            with os.scandir(full) as listing:
+                return sorted(listing, key=lambda e: e.name)
         except OSError as err:
             self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
             return []
@@ -217,24 +230,22 @@ class _Walker:
     def _visit(
         self,
         parent_shown: str,
-        parent_full: str,
         parent_rel: str,
-        name: str,
+        entry: os.DirEntry[str],
         rules: _Rules,
         ancestors: tuple[str, ...],
         root_real: str,
         via_link: bool,
     ) -> tuple[str, str, str, _Rules, tuple[str, ...], bool] | None:
+        name, full = entry.name, entry.path
         shown = os.path.join(parent_shown, name)
-        full = os.path.join(parent_full, name)
         rel = f"{parent_rel}/{name}" if parent_rel else name
         try:
-            lst = os.lstat(full)
+            is_link = entry.is_symlink()
+            is_dir = os.path.isdir(full) if is_link else entry.is_dir(follow_symlinks=False)
         except OSError as err:
             self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
             return None
-        is_link = stat.S_ISLNK(lst.st_mode)
-        is_dir = os.path.isdir(full) if is_link else stat.S_ISDIR(lst.st_mode)
         reason = _filtered(name, rel, full, is_dir, rules)
         if reason is not None:
             self.skip(shown + ("/" if is_dir else ""), reason)
@@ -244,7 +255,7 @@ class _Walker:
         if is_dir:
             # ancestors[-1] is the real path of the parent folder: no need to resolve again.
             return (shown, full, rel, rules, (*ancestors, os.path.join(ancestors[-1], name)), via_link)
-        self.add_file(shown, full, via_link, os.path.join(ancestors[-1], name))
+        self.add_file(shown, full, via_link, os.path.join(ancestors[-1], name), entry)
         return None
 
     def _follow(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,14 +143,14 @@ def test_named_files_and_overlapping_roots(make_tree: TreeFactory) -> None:
 
 def test_unreadable_folder_is_reported(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_tree({"ok/a.go": GO, "locked/b.go": GO})
-    real_listdir = os.listdir
+    real_scandir = os.scandir
 
-    def listdir(path: str) -> list[str]:
+    def scandir(path: str) -> Any:  # root can read anything: refuse like a locked folder would
         if str(path).endswith("locked"):
             raise PermissionError(13, "Permission denied")
-        return real_listdir(path)
+        return real_scandir(path)
 
-    monkeypatch.setattr(os, "listdir", listdir)
+    monkeypatch.setattr(os, "scandir", scandir)
     result = walk([str(root)])
     assert [Path(p).name for p in _files(result)] == ["a.go"]
     assert _skips(result) == {str(root / "locked"): SkipReason.UNREADABLE}
