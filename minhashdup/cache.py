@@ -50,6 +50,16 @@ CREATE TABLE IF NOT EXISTS signatures (
     key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
 ) WITHOUT ROWID;
 """
+#: Whole scan results, keyed by every input of the scan (see :mod:`minhashdup.reuse`); added
+#: after the first release of this format, so it is also created when an older file is opened.
+_RESULTS = """
+CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID
+"""
+#: Scan results kept (the most recent): a few trees and option sets.
+KEEP_RESULTS = 16
+_PRUNE_RESULTS = (
+    f"DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used DESC LIMIT {KEEP_RESULTS})"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +137,8 @@ class Cache:
         try:
             if not self._ours(db):
                 self._create(db)
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'results'").fetchone():
+                db.execute(_RESULTS)
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute("PRAGMA synchronous=NORMAL")
             return db
@@ -220,6 +232,20 @@ class Cache:
         encoded = [(os.fsencode(r[0]), *r[1:]) for r in rows]
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", encoded)])
 
+    def get_result(self, key: bytes) -> bytes | None:
+        """A stored scan result (see :mod:`minhashdup.reuse`), or ``None``."""
+        row = self._db.execute("SELECT doc FROM results WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def put_result(self, key: bytes, doc: bytes) -> None:
+        """Store a scan result; only the :data:`KEEP_RESULTS` most recent are kept."""
+        self._write(
+            [
+                ("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", [(key, doc, time.time())]),
+                (_PRUNE_RESULTS, None),
+            ]
+        )
+
     def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> Iterator[tuple[Any, ...]]:
         """Rows of ``sql`` (whose ``IN ({})`` takes the keys), in batches of :data:`_BATCH` keys."""
         for start in range(0, len(keys), _BATCH):
@@ -230,11 +256,13 @@ class Cache:
         """Where the cache is, how many entries it holds and how big it is."""
         files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
         sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
+        results = self._db.execute("SELECT count(*) FROM results").fetchone()[0]
         size = sum(os.path.getsize(f"{self.path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.path}{s}"))
         return {
             "path": str(self.path),
             "files": files,
             "signatures": sigs,
+            "results": results,
             "bytes": size,
             "format": CACHE_FORMAT,
             "pygments": pygments.__version__,
@@ -243,7 +271,14 @@ class Cache:
     def clear(self) -> bool:
         """Drop every entry and give the space back; ``False`` if the file could not be written."""
         before = len(self.warnings)
-        self._write([("DELETE FROM files", None), ("DELETE FROM signatures", None), ("DELETE FROM stats", None)])
+        self._write(
+            [
+                ("DELETE FROM files", None),
+                ("DELETE FROM signatures", None),
+                ("DELETE FROM stats", None),
+                ("DELETE FROM results", None),
+            ]
+        )
         with contextlib.suppress(sqlite3.Error):
             self._db.execute("VACUUM")
         return len(self.warnings) == before

@@ -48,6 +48,8 @@ class Corpus:
     stats: Stats
     signatures: list[UInt64Array] = dataclasses.field(default_factory=list)
     family: tuple[int, int] | None = None  # (seed, K) of ``signatures``, if computed
+    result: Result | None = None  # the whole result, when an identical scan stored it
+    result_key: bytes | None = None  # where to store this scan's result
 
 
 @dataclasses.dataclass
@@ -85,14 +87,29 @@ def scan(
         True
     """
     config = config or Config()
-    return find_pairs(collect(paths, config, progress), config)
+    corpus = collect(paths, config, progress, reuse_result=True)
+    if corpus.result is not None:
+        return corpus.result
+    result = find_pairs(corpus, config)
+    if corpus.result_key is not None and reuse.storable(result):
+        with reuse.open_cache(config, []) as store:
+            if store is not None:
+                store.put_result(corpus.result_key, reuse.encode_result(result))
+    return result
 
 
-def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: ProgressFactory | None = None) -> Corpus:
+def collect(
+    paths: Sequence[str | os.PathLike[str]],
+    config: Config,
+    progress: ProgressFactory | None = None,
+    reuse_result: bool = False,
+) -> Corpus:
     """Walk ``paths`` and turn every file into its shingle set (lexing in parallel).
 
     With ``config.cache``, files whose content, name and settings were seen before are
-    taken from the cache (:mod:`minhashdup.cache`) and only the others are lexed.
+    taken from the cache (:mod:`minhashdup.cache`) and only the others are lexed. With
+    ``reuse_result`` too, when every input of the scan is as in an earlier one, that scan's
+    result is returned in ``Corpus.result`` and no file is loaded (:func:`scan` does this).
     """
     stats = Stats()
     t0 = time.perf_counter()
@@ -106,7 +123,14 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
     stats.files_walked = len(files)
     seeds = signature.hash_seeds(config.seed, config.num_hashes)
     with reuse.open_cache(config, warnings) as store:
-        results, keys = reuse.from_cache(store, files, config, seeds)
+        keys = reuse.file_keys(store, files, config)
+        result_key = None
+        if reuse_result and store is not None and warnings == walked.warnings:
+            result_key = reuse.result_key(config, files, keys, walked.skips)
+            stored = store.get_result(result_key)
+            if stored is not None:
+                return _replayed(stored, config, len(files), walked.warnings, t0, t1)
+        results = reuse.from_cache(store, keys, config, seeds)
         misses = [i for i, r in enumerate(results) if r is None]
         bar = progress("lexing", len(misses)) if progress and misses else None
         try:
@@ -122,11 +146,25 @@ def collect(paths: Sequence[str | os.PathLike[str]], config: Config, progress: P
                 bar.close()
         if store is not None:
             reuse.to_cache(store, keys, results, misses, config)
-    stats.cache = {"hits": len(files) - len(misses), "lexed": len(misses)}
+    stats.cache = {"hits": len(files) - len(misses), "lexed": len(misses), "result": 0}
     stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
     corpus = Corpus([], [], [], list(walked.skips), warnings, stats)
     corpus.family = (config.seed, config.num_hashes)
+    corpus.result_key = result_key if warnings == walked.warnings else None  # a run that warned is not kept
     _fill(corpus, files, results)
+    return corpus
+
+
+def _replayed(stored: bytes, config: Config, files: int, warnings: list[str], t0: float, t1: float) -> Corpus:
+    """A corpus carrying the stored result of this very scan, with this run's timings."""
+    result = reuse.decode_result(stored, config.params())
+    stats = result.stats
+    stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
+    stats.seconds["total"] = sum(stats.seconds.values())
+    stats.cpu_seconds = {}
+    stats.cache = {"hits": files, "lexed": 0, "result": 1}
+    corpus = Corpus([], [], [], [], list(warnings), stats)
+    corpus.result = result
     return corpus
 
 

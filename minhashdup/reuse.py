@@ -5,20 +5,27 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import json
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from minhashdup import signature
-from minhashdup.cache import RACY_SECONDS, Cache, content_digest, default_dir, file_key
+from minhashdup._version import __version__
+from minhashdup.cache import CACHE_FORMAT, RACY_SECONDS, Cache, content_digest, default_dir, file_key
 from minhashdup.cache import Entry as CacheEntry
 from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
-from minhashdup.walk import FileEntry, SkipReason
+from minhashdup.result import Cluster, Notice, Pair, Result, Stats
+from minhashdup.walk import FileEntry, Skip, SkipReason
 
 
 @contextlib.contextmanager
@@ -40,18 +47,26 @@ def open_cache(config: Config, warnings: list[str]) -> Iterator[Cache | None]:
         store.close()
 
 
-def from_cache(
-    store: Cache | None, files: Sequence[FileEntry], config: Config, seeds: UInt64Array
-) -> tuple[list[Extracted | None], list[bytes | None]]:
-    """Results for the files the cache knows; ``None`` where a file must be lexed."""
-    results: list[Extracted | None] = [None] * len(files)
+def file_keys(store: Cache | None, files: Sequence[FileEntry], config: Config) -> list[bytes | None]:
+    """Each file's cache key (content digest and what shapes its shingles); ``None`` for files
+    that cannot be read or are binary, and for every file without a cache."""
     keys: list[bytes | None] = [None] * len(files)
     if store is None:
-        return results, keys
+        return keys
     digests = _digests(store, files)
     for i, (entry, digest) in enumerate(zip(files, digests, strict=True)):
         if digest is not None:
             keys[i] = file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
+    return keys
+
+
+def from_cache(
+    store: Cache | None, keys: Sequence[bytes | None], config: Config, seeds: UInt64Array
+) -> list[Extracted | None]:
+    """Results for the files the cache knows; ``None`` where a file must be lexed."""
+    results: list[Extracted | None] = [None] * len(keys)
+    if store is None:
+        return results
     known = [k for k in keys if k is not None]
     entries = store.get_many(known)
     fam = cache_family(config.seed, config.num_hashes)
@@ -69,7 +84,7 @@ def from_cache(
         results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sig)
     if made:
         store.put_signatures(made, fam)  # one transaction, not one per file
-    return results, keys
+    return results
 
 
 def _digests(store: Cache, files: Sequence[FileEntry]) -> list[bytes | None]:
@@ -119,3 +134,58 @@ def to_cache(
             sigs.append((key, item.signature))
     store.put_many(entries)
     store.put_signatures(sigs, cache_family(config.seed, config.num_hashes))
+
+
+# Whole results. A scan is a function of its options, the walked paths with their skips, and
+# each file's cache key (its bytes, name and what shapes its shingles): when all of these are
+# as in an earlier scan, that scan's result is the answer, and no shingle is loaded at all.
+
+
+def result_key(
+    config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip]
+) -> bytes:
+    """The key of a scan's result; every input that can change the result goes into it."""
+    h = hashlib.blake2b(digest_size=20)
+    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "family": config.num_hashes}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for entry, key in zip(files, keys, strict=True):
+        h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
+    for skip in skips:
+        h.update(os.fsencode(f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0"))
+    return h.digest()
+
+
+def storable(result: Result) -> bool:
+    """Whether a result may be replayed: not when a file failed for a passing reason (a read
+    error, a worker that died) or the run warned of something about itself."""
+    transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
+    return not any(n.reason in transient for n in result.skips)
+
+
+def encode_result(result: Result) -> bytes:
+    """The stored form of a result: every field at full precision, compressed."""
+    doc = {
+        "stats": dataclasses.asdict(result.stats),
+        "pairs": [dataclasses.astuple(p) for p in result.pairs],
+        "clusters": [[list(c.files), c.pairs, c.jaccard_min, c.jaccard_max] for c in result.clusters],
+        "skips": [dataclasses.astuple(n) for n in result.skips],
+        "warnings": result.warnings,
+        "files": result.files,
+        "rejected": result.rejected,
+    }
+    return zlib.compress(json.dumps(doc).encode("utf-8", "surrogatepass"), 6)
+
+
+def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
+    """A :class:`Result` from :func:`encode_result`'s bytes (``params`` are the scan's)."""
+    doc = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+    return Result(
+        params,
+        Stats(**doc["stats"]),
+        [Pair(*p) for p in doc["pairs"]],
+        [Cluster(tuple(c[0]), c[1], c[2], c[3]) for c in doc["clusters"]],
+        [Notice(*n) for n in doc["skips"]],
+        list(doc["warnings"]),
+        list(doc["files"]),
+        [(a, b) for a, b in doc["rejected"]],
+    )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sqlite3
@@ -14,9 +15,11 @@ from click.testing import CliRunner
 
 from minhashdup import Config, scan
 from minhashdup import extract as extract_module
-from minhashdup.cache import FILE_NAME
+from minhashdup.cache import FILE_NAME, Cache
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
+from minhashdup.result import Notice, Result, Stats
+from minhashdup.reuse import storable
 
 from .conftest import TreeFactory, go_file, render_go
 
@@ -53,9 +56,9 @@ def _pairs(result: Any) -> list[tuple[str, str, float, float]]:
 def test_warm_scan_lexes_nothing_and_gives_the_same_result(make_tree: TreeFactory, lexed: list[str]) -> None:
     root = _tree(make_tree)
     cold = scan([str(root)], Config(jobs=1))
-    assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30}
+    assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30, "result": 0}
     warm = scan([str(root)], Config(jobs=1))
-    assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0}
+    assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0, "result": 1}
     assert _pairs(warm) == _pairs(cold) and warm.pairs
     assert [c.files for c in warm.clusters] == [c.files for c in cold.clusters]
 
@@ -69,7 +72,7 @@ def test_touching_ten_files_lexes_only_those_ten(make_tree: TreeFactory, lexed: 
     lexed.clear()
     result = scan([str(root)], Config(jobs=1))
     assert sorted(lexed) == sorted(p.read_text() for p in touched)
-    assert result.stats.cache == {"hits": 20, "lexed": 10}
+    assert result.stats.cache == {"hits": 20, "lexed": 10, "result": 0}
     fresh = scan([str(root)], Config(jobs=1, cache=False))
     assert _pairs(result) == _pairs(fresh)
 
@@ -98,7 +101,7 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(make_tree: TreeFactory, private
     assert any("was unusable" in w and "rebuilt" in w for w in result.warnings)
     assert result.stats.cache["lexed"] == 4
     again = scan([str(root)], Config(jobs=1))
-    assert again.stats.cache == {"hits": 4, "lexed": 0} and not again.warnings
+    assert again.stats.cache == {"hits": 4, "lexed": 0, "result": 0} and not again.warnings
 
 
 def test_foreign_sqlite_file_is_not_used(make_tree: TreeFactory, private_cache: Path) -> None:
@@ -178,7 +181,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
         return real_open(file, mode, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", counting_open)
-    assert scan([str(root)], Config(jobs=1)).stats.cache == {"hits": 6, "lexed": 0}
+    assert scan([str(root)], Config(jobs=1)).stats.cache == {"hits": 6, "lexed": 0, "result": 1}
     assert reads == []  # nothing read: size, mtime and inode all matched
     # Same size, rewritten just now: the mtime differs, so the file is read, hashed, lexed.
     target = sorted(root.rglob("*.go"))[0]
@@ -187,7 +190,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     target.write_text(text.replace("return", "RETURN", 1))
     lexed.clear()
     result = scan([str(root)], Config(jobs=1))
-    assert result.stats.cache == {"hits": 5, "lexed": 1} and len(lexed) == 1
+    assert result.stats.cache == {"hits": 5, "lexed": 1, "result": 0} and len(lexed) == 1
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, private_cache: Path) -> None:
@@ -244,3 +247,59 @@ def test_processes_creating_a_missing_cache_at_once_all_use_it(tmp_path: Path) -
         outs = [p.communicate(timeout=60) for p in procs]
         assert [(p.returncode, o.strip()) for p, (o, _) in zip(procs, outs, strict=True)] == [(0, b"0")] * 8, outs
         assert [p.name for p in folder.iterdir() if "broken" in p.name] == []
+
+
+def _without_run(result: Any) -> dict[str, Any]:
+    doc = result.to_dict()
+    for key in ("seconds", "cpu_seconds", "cache"):
+        doc["stats"].pop(key)
+    return {**doc, "skips": result.skips, "warnings": result.warnings, "files": result.files, "rej": result.rejected}
+
+
+def test_an_unchanged_scan_replays_its_result_without_loading_a_shingle(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(make_tree)
+    (root / "tiny.go").write_text("package gen\n")  # a skip, which the replay must repeat
+    config = Config(jobs=1, threshold=0.3)
+    cold = scan([str(root)], config)
+    assert cold.stats.cache["result"] == 0 and cold.skips and cold.pairs
+
+    def no_loading(*args: Any) -> Any:
+        raise AssertionError("shingles loaded")
+
+    monkeypatch.setattr(Cache, "get_many", no_loading)
+    warm = scan([str(root)], config)
+    assert warm.stats.cache == {"hits": 31, "lexed": 0, "result": 1}
+    assert _without_run(warm) == _without_run(cold)
+    assert [p.jaccard for p in warm.pairs] == [p.jaccard for p in cold.pairs]  # full precision
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["threshold", "edit", "rename", "new file", "exclude"],
+)
+def test_any_change_of_input_computes_afresh(make_tree: TreeFactory, change: str) -> None:
+    root = _tree(make_tree, files=8)
+    config = Config(jobs=1)
+    scan([str(root)], config)
+    first = sorted(root.rglob("*.go"))[0]
+    if change == "threshold":
+        config = Config(jobs=1, threshold=0.7)
+    elif change == "edit":
+        first.write_text(first.read_text() + "\nvar edited = 1\n")
+    elif change == "rename":
+        first.rename(first.with_name("renamed.go"))
+    elif change == "new file":
+        (root / "extra.go").write_text(first.read_text())
+    else:
+        config = Config(jobs=1, exclude=(first.name,))
+    again = scan([str(root)], config)
+    assert again.stats.cache["result"] == 0
+    assert _without_run(again) == _without_run(scan([str(root)], dataclasses.replace(config, cache=False)))
+
+
+def test_results_with_passing_failures_are_not_replayed() -> None:
+    failed = Result({}, Stats(), [], [], [Notice("x.go", "lex-error", "worker died")])
+    assert not storable(failed)
+    assert storable(Result({}, Stats(), [], [], [Notice("y.go", "too-few-shingles")]))
