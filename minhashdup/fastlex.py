@@ -148,20 +148,19 @@ class FastLexer:
         pos, end = 0, len(text)
         stack = ["root"]
         state = states["root"]
+        plan: _Plan | None
         while True:
-            m = None
-            plan: _Plan | None = None
             joined = state.joined
             if joined is not None:
                 if pos < end:
                     code = ord(text[pos])
                     if code < ascii_:
                         joined = state.by_char[code] or state.for_char(code)
-                if joined.match is not None:
-                    m = joined.match(text, pos)
-                    if m is not None:
-                        plan = joined.plans[m.lastindex]
+                match = joined.match
+                m = None if match is None else match(text, pos)
+                plan = None if m is None else joined.plans[m.lastindex]
             else:
+                m = plan = None
                 for candidate in state.sequential:
                     m = candidate.rexmatch(text, pos)
                     if m is not None:
