@@ -6,14 +6,17 @@
 
 Prints the files whose significant tokens differ (must be 0) and, single process, the
 seconds of pygments' own get_tokens over every file (the floor), of pygments plus
-minhashdup's comment/whitespace filter, and of the fast engine.
+minhashdup's comment/whitespace filter, and of the fast engine: the three run file by file
+in turn (a shared machine's busy spells then slow all three alike), for --rounds passes.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections import Counter
+from typing import Any
 
 from minhashdup.fastlex import FastLexer, supported
 from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
@@ -25,6 +28,7 @@ def main() -> None:
     parser.add_argument("root")
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--exclude", action="append", default=[])
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the tree; the median is reported")
     args = parser.parse_args()
     files = walk([args.root], include=args.include, exclude=args.exclude, gitignore=False, max_size=1 << 20).files
     items = []
@@ -38,23 +42,17 @@ def main() -> None:
             items.append((entry.path, lexer_for(entry.path, text), text))
         except NoLexerError:
             continue
-    floor = timed(lambda: [list(lexer.get_tokens(text)) for _, lexer, text in items])
-    filtered = timed(lambda: [list(significant_tokens(lexer, text)) for _, lexer, text in items])
     engines: dict[type, FastLexer | None] = {}
     for _, lexer, _ in items:
         if type(lexer) not in engines:
             engines[type(lexer)] = FastLexer(lexer) if supported(type(lexer)) else None
-    fast_start = time.perf_counter()
-    fast_out = [
-        engine.significant_tokens(text) if (engine := engines[type(lexer)]) else list(significant_tokens(lexer, text))
-        for _, lexer, text in items
-    ]
-    fast = time.perf_counter() - fast_start
-    reference = [list(significant_tokens(lexer, text)) for _, lexer, text in items]
-    differ = [path for (path, _, _), a, b in zip(items, reference, fast_out, strict=True) if a != b]
+    rounds = []
+    for _ in range(args.rounds):
+        seconds, differ, tokens = interleaved(items, engines)
+        rounds.append(seconds)
+    floor, filtered, fast = (statistics.median(r[k] for r in rounds) for k in range(3))
     covered = Counter(type(lexer).__name__ for _, lexer, _ in items if engines[type(lexer)] is not None)
     fallback = Counter(type(lexer).__name__ for _, lexer, _ in items if engines[type(lexer)] is None)
-    tokens = sum(len(x) for x in reference)
     print(
         f"{len(items)} files, {tokens:,} significant tokens; fast engine for {sum(covered.values())} files "
         f"({dict(covered.most_common(5))}), pygments fallback for {sum(fallback.values())} "
@@ -62,15 +60,40 @@ def main() -> None:
     )
     print(f"files whose tokens differ: {len(differ)}" + (f" e.g. {differ[:5]}" if differ else ""))
     print(
-        f"single process seconds: pygments get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, "
-        f"fast engine {fast:.2f}; speed-up over get_tokens {floor / fast:.2f}x"
+        f"single process seconds (median of {args.rounds} rounds, engines interleaved file by file): pygments "
+        f"get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, fast engine {fast:.2f}; speed-up over "
+        f"get_tokens {floor / fast:.2f}x (rounds: {', '.join(f'{r[0] / r[2]:.2f}x' for r in rounds)})"
     )
 
 
-def timed(work) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
+def interleaved(
+    items: list[tuple[str, Any, str]], engines: dict[type, FastLexer | None]
+) -> tuple[tuple[float, float, float], list[str], int]:
+    """Each file through the three engines in turn, so that a busy spell of a shared machine
+    slows all three alike. Outputs are compared at once and not kept: a growing heap would
+    make the garbage collector slow down the engine that allocates most (pygments' tuples).
+
+    Returns:
+        Seconds of (get_tokens, get_tokens + filter, fast engine), the files whose tokens
+        differ, and the number of significant tokens.
+    """
+    clock = time.perf_counter
+    floor = filtered = fast = 0.0
+    differ, tokens = [], 0
+    for path, lexer, text in items:
+        engine = engines[type(lexer)]
+        t0 = clock()
+        list(lexer.get_tokens(text))
+        t1 = clock()
+        reference = list(significant_tokens(lexer, text))
+        t2 = clock()
+        mine = engine.significant_tokens(text) if engine else list(significant_tokens(lexer, text))
+        t3 = clock()
+        floor, filtered, fast = floor + t1 - t0, filtered + t2 - t1, fast + t3 - t2
+        tokens += len(reference)
+        if mine != reference:
+            differ.append(path)
+    return (floor, filtered, fast), differ, tokens
 
 
 if __name__ == "__main__":

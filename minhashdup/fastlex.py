@@ -145,17 +145,19 @@ class FastLexer:
         at: Callable[[int], None] = starts.append if starts is not None else _no_op
         lexer, states = self.lexer, self.states
         keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, _ASCII  # locals: hot loop
+        code_of = ord
         pos, end = 0, len(text)
         stack = ["root"]
         state = states["root"]
+        whole, by_char = state.joined, state.by_char  # the state's, looked up on a change of state only
         plan: _Plan | None
         while True:
-            joined = state.joined
+            joined = whole
             if joined is not None:
                 if pos < end:
-                    code = ord(text[pos])
+                    code = code_of(text[pos])
                     if code < ascii_:
-                        joined = state.by_char[code] or state.for_char(code)
+                        joined = by_char[code] or state.for_char(code)
                 match = joined.match
                 m = None if match is None else match(text, pos)
                 plan = None if m is None else joined.plans[m.lastindex]
@@ -172,6 +174,7 @@ class FastLexer:
                 if text[pos] == "\n":  # at a line end pygments resets to the root state
                     stack = ["root"]
                     state = states["root"]
+                    whole, by_char = state.joined, state.by_char
                 else:
                     keep(text[pos])  # an Error token: kept, as pygments yields it
                     if track:
@@ -200,6 +203,7 @@ class FastLexer:
             if new_state is not None:
                 stack = _transition(stack, new_state)
                 state = states[stack[-1]]
+                whole, by_char = state.joined, state.by_char
         return out
 
 
