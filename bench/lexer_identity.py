@@ -1,8 +1,8 @@
 """The fast lexer engine against pygments, token for token, over a whole tree.
 
-    python bench/lexer_identity.py bench/.data/go/src --include '*.go'
+    python bench/lexer_identity.py bench/.data/go/src --include '*.go' --exclude '*_test.go' --exclude testdata
     python bench/lexer_identity.py "$(python -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')" \\
-        --include '*.py'
+        --include '*.py' --exclude site-packages
 
 Prints the files whose significant tokens differ (must be 0) and, single process, the
 seconds of pygments' own get_tokens over every file (the floor), of pygments plus
