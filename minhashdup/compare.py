@@ -56,7 +56,9 @@ class Comparison:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Lexed:
+class Lexed:
+    """A file as :func:`shared_runs` compares it."""
+
     hashes: np.ndarray  # per shingle position
     lines: list[int]  # per token
 
@@ -68,7 +70,7 @@ def compare_files(a: str, b: str, config: Config | None = None) -> Comparison:
         InputPathError: a file is missing, unreadable, binary or has no lexer.
     """
     config = config or Config()
-    la, lb = _lex(a, config.shingle), _lex(b, config.shingle)
+    la, lb = (lex_text(path, read_source(path), config.shingle) for path in (a, b))
     sa, sb = np.unique(la.hashes), np.unique(lb.hashes)
     common = intersection_size(sa, sb)
     union = len(sa) + len(sb) - common
@@ -82,7 +84,12 @@ def compare_files(a: str, b: str, config: Config | None = None) -> Comparison:
     return Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)
 
 
-def _lex(path: str, k: int) -> _Lexed:
+def read_source(path: str) -> str:
+    """A source file's text, decoded as the scan decodes it.
+
+    Raises:
+        InputPathError: the file is missing, unreadable or binary.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -90,16 +97,24 @@ def _lex(path: str, k: int) -> _Lexed:
         raise InputPathError(f"{path}: {err.strerror or err}; check the path") from None
     if b"\0" in data:
         raise InputPathError(f"{path}: binary file (contains NUL bytes); compare source files")
-    text, _ = decode(data)
+    return decode(data)[0]
+
+
+def lex_text(path: str, text: str, k: int) -> Lexed:
+    """Shingle hashes by position and each token's line, for ``text`` read from ``path``.
+
+    Raises:
+        InputPathError: no pygments lexer for the file.
+    """
     try:
         lexer = lexer_for(os.path.basename(path), text)
     except NoLexerError:
         raise InputPathError(f"{path}: no pygments lexer for this file; compare source files") from None
     texts, lines = token_texts_with_lines(lexer, text)
-    return _Lexed(shingle_hashes(token_hashes(texts), k), lines)
+    return Lexed(shingle_hashes(token_hashes(texts), k), lines)
 
 
-def shared_runs(a: _Lexed, b: _Lexed, k: int, limit: int = 50) -> list[Run]:
+def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:
     """Maximal runs of consecutive shingles of ``a`` found consecutively in ``b``, longest first."""
     first_in_b: dict[int, int] = {}
     for pos, h in enumerate(b.hashes.tolist()):

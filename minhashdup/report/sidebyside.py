@@ -2,7 +2,7 @@
 the line ranges of their shared token runs (as ``minhashdup compare`` finds them).
 
 Each file is read and lexed once, however many pairs it is in. Texts are embedded up to a
-byte budget; a file over it, or one that no longer reads, is shown without its text.
+budget of characters; a file over it, or one that no longer reads, is shown without its text.
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from minhashdup.compare import _lex, shared_runs
+from minhashdup.compare import Lexed, lex_text, read_source, shared_runs
 from minhashdup.errors import InputPathError
-from minhashdup.tokens import decode
 
-#: Most bytes of source embedded in one report.
-MAX_SOURCE_BYTES = 48 * 1024 * 1024
+#: Most characters of source embedded in one report.
+MAX_SOURCE_CHARS = 48 * 1024 * 1024
 #: Most runs listed per pair (longest first).
 MAX_RUNS = 200
 
@@ -30,26 +29,25 @@ class SideBySide:
 
 
 def side_by_side(
-    files: Sequence[str], pairs: Sequence[tuple[int, int]], shingle: int, budget: int = MAX_SOURCE_BYTES
+    files: Sequence[str], pairs: Sequence[tuple[int, int]], shingle: int, budget: int = MAX_SOURCE_CHARS
 ) -> SideBySide:
     """Texts and shared runs for ``pairs`` of indices into ``files`` (paths as scanned)."""
     wanted = sorted({i for pair in pairs for i in pair})
     texts: dict[int, str] = {}
-    lexed = {}
+    lexed: dict[int, Lexed] = {}
     left_out = 0
     for i in wanted:
         try:
-            with open(files[i], "rb") as handle:
-                data = handle.read()
-            lexed[i] = _lex(files[i], shingle)
-        except (OSError, InputPathError):
+            text = read_source(files[i])  # read once: for the page and for the runs
+            lexed[i] = lex_text(files[i], text, shingle)
+        except InputPathError:
             left_out += 1
             continue
-        if len(data) > budget:
+        if len(text) > budget:
             left_out += 1
             continue
-        budget -= len(data)
-        texts[i] = decode(data)[0]
+        budget -= len(text)
+        texts[i] = text
     runs: dict[int, list[list[int]]] = {}
     for k, (a, b) in enumerate(pairs):
         if a in lexed and b in lexed:
