@@ -125,11 +125,11 @@ def collect(
     with reuse.open_cache(config, warnings) as store:
         keys = reuse.file_keys(store, files, config)
         result_key = None
-        if reuse_result and store is not None and warnings == walked.warnings:
+        if reuse_result and store is not None:
             result_key = reuse.result_key(config, files, keys, walked.skips)
             stored = store.get_result(result_key)
             if stored is not None:
-                return _replayed(stored, config, len(files), walked.warnings, t0, t1)
+                return _replayed(stored, config, len(files), t0, t1)
         results = reuse.from_cache(store, keys, config, seeds)
         misses = [i for i, r in enumerate(results) if r is None]
         bar = progress("lexing", len(misses)) if progress and misses else None
@@ -155,7 +155,7 @@ def collect(
     return corpus
 
 
-def _replayed(stored: bytes, config: Config, files: int, warnings: list[str], t0: float, t1: float) -> Corpus:
+def _replayed(stored: bytes, config: Config, files: int, t0: float, t1: float) -> Corpus:
     """A corpus carrying the stored result of this very scan, with this run's timings."""
     result = reuse.decode_result(stored, config.params())
     stats = result.stats
@@ -163,7 +163,7 @@ def _replayed(stored: bytes, config: Config, files: int, warnings: list[str], t0
     stats.seconds["total"] = sum(stats.seconds.values())
     stats.cpu_seconds = {}
     stats.cache = {"hits": files, "lexed": 0, "result": 1}
-    corpus = Corpus([], [], [], [], list(warnings), stats)
+    corpus = Corpus([], [], [], [], list(result.warnings), stats)
     corpus.result = result
     return corpus
 
@@ -318,9 +318,9 @@ def _rejected(cand: np.ndarray, ok: np.ndarray, names: list[str]) -> list[tuple[
     """Candidates (pairs of representatives) that failed the exact check, by path."""
     if not len(cand):
         return []
-    kept = {(int(i), int(j)) for i, j in ok.tolist()}
-    out = [(names[i], names[j]) for i, j in cand.tolist() if (i, j) not in kept]
-    return sorted((a, b) if a <= b else (b, a) for a, b in out)
+    n = len(names)
+    failed = cand[~np.isin(cand[:, 0] * n + cand[:, 1], ok[:, 0] * n + ok[:, 1])]
+    return sorted((a, b) if a <= b else (b, a) for a, b in ((names[i], names[j]) for i, j in failed.tolist()))
 
 
 def rep_signatures(prep: Prepared, config: Config) -> UInt64Array:

@@ -117,7 +117,7 @@ class Result:
     clusters: list[Cluster]
     skips: list[Notice] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
-    #: Paths of the files compared (in walk order); the HTML report draws them all.
+    #: Paths of the files compared, sorted; the HTML report draws them all.
     files: list[str] = dataclasses.field(default_factory=list)
     #: Candidate pairs (of representatives) that the exact check turned down.
     rejected: list[tuple[str, str]] = dataclasses.field(default_factory=list)

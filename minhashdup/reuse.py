@@ -146,7 +146,7 @@ def result_key(
 ) -> bytes:
     """The key of a scan's result; every input that can change the result goes into it."""
     h = hashlib.blake2b(digest_size=20)
-    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "family": config.num_hashes}
+    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT}
     h.update(json.dumps(head, sort_keys=True).encode())
     for entry, key in zip(files, keys, strict=True):
         h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
@@ -157,7 +157,8 @@ def result_key(
 
 def storable(result: Result) -> bool:
     """Whether a result may be replayed: not when a file failed for a passing reason (a read
-    error, a worker that died) or the run warned of something about itself."""
+    error, a worker that died). :func:`minhashdup.pipeline.collect` also keeps no key for a run
+    that warned of itself (a rebuilt cache, workers that could not start)."""
     transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
     return not any(n.reason in transient for n in result.skips)
 
