@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import io
 import json
 import os
@@ -55,8 +56,6 @@ Examples:
   minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
   minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
 """
-
-_UsageFailure = UsageFailure
 
 
 class _Group(click.Group):
@@ -140,7 +139,7 @@ def scan_command(
         result = scan(list(paths), config, None if quiet else _progress_factory())
         result = review_result(result, review, list(paths), inputs)
     except MinhashdupError as err:
-        raise _UsageFailure(str(err)) from None
+        raise UsageFailure(str(err)) from None
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     extra = {"per": sarif_per} if fmt == "sarif" else {}
     _write(lambda stream: render(result, fmt, stream, **extra), output)
@@ -196,7 +195,7 @@ def cache_clear(cache_dir: str | None) -> None:
     """Remove every entry from the cache."""
     with _cache(cache_dir) as store:
         if not store.clear():
-            raise _UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
+            raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
         click.echo(f"cleared {store.path}")
 
 
@@ -204,7 +203,7 @@ def _cache(cache_dir: str | None) -> Cache:
     try:
         store = Cache(Path(cache_dir) if cache_dir else default_dir())
     except (OSError, sqlite3.Error) as err:
-        raise _UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
+        raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
     for warning in store.warnings:
         click.echo(f"warning: {warning}", err=True)
     return store
@@ -264,11 +263,11 @@ def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int
     try:
         Config(threshold=threshold, bits=bits)
     except MinhashdupError as err:
-        raise _UsageFailure(str(err)) from None
+        raise UsageFailure(str(err)) from None
     if not 2 <= max_hashes <= 8192:
-        raise _UsageFailure(f"--max-hashes must be between 2 and 8192 (got {max_hashes})")
+        raise UsageFailure(f"--max-hashes must be between 2 and 8192 (got {max_hashes})")
     if not 0 < min_recall < 1:
-        raise _UsageFailure(f"--min-recall must be above 0 and below 1 (got {min_recall:g})")
+        raise UsageFailure(f"--min-recall must be above 0 and below 1 (got {min_recall:g})")
     choices = tune(threshold, max_hashes, min_recall, bits)
     best, selective = recommend(choices, min_recall), most_selective(choices, min_recall)
     settings = {"threshold": threshold, "max_hashes": max_hashes, "min_recall": min_recall, "bits": bits}
@@ -327,13 +326,13 @@ def evaluate_command(
         corpus = collect(list(paths), config, None if quiet else _progress_factory())
         ev = evaluate(corpus, config, low, repeats=repeats)
     except MinhashdupError as err:
-        raise _UsageFailure(str(err)) from None
-    from minhashdup.report.evaluation import render_evaluation_json, render_evaluation_table
-
-    renderer = render_evaluation_json if fmt == "json" else render_evaluation_table
-    if fmt == "html":
-        from minhashdup.report.html import render_evaluation_html as renderer
-    _write(functools.partial(renderer, ev), output)
+        raise UsageFailure(str(err)) from None
+    module, name = {
+        "table": ("minhashdup.report.evaluation", "render_evaluation_table"),
+        "json": ("minhashdup.report.evaluation", "render_evaluation_json"),
+        "html": ("minhashdup.report.html", "render_evaluation_html"),
+    }[fmt]
+    _write(functools.partial(getattr(importlib.import_module(module), name), ev), output)
 
 
 evaluate_command.name = "evaluate"
@@ -369,7 +368,7 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
         config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
         result = compare_files(a, b, config)
     except MinhashdupError as err:
-        raise _UsageFailure(str(err).replace("--bands", "--hashes")) from None
+        raise UsageFailure(str(err).replace("--bands", "--hashes")) from None
     from minhashdup.report.comparison import render_comparison_json, render_comparison_table
 
     renderer = render_comparison_json if fmt == "json" else render_comparison_table
@@ -399,7 +398,7 @@ def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
         with open(output, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             renderer(handle)
     except OSError as err:
-        raise _UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
+        raise UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
 
 
 def main() -> None:

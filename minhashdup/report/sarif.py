@@ -131,7 +131,7 @@ def _baselined(result: Result) -> bool:
 
 def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
     a, b = _location(pair.a, root), _location(pair.b, root)
-    other = _name(pair.b, root)
+    other = relative(pair.b, root)
     out: dict[str, Any] = {
         "ruleId": _PAIR_RULE["id"],
         "ruleIndex": 0,
@@ -142,7 +142,7 @@ def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
         },
         "locations": [a],
         "relatedLocations": [{"id": 1, **b, "message": {"text": other}}],
-        "partialFingerprints": {"minhashdupPair/v1": _fingerprint(_name(pair.a, root), other)},
+        "partialFingerprints": {"minhashdupPair/v1": _fingerprint(relative(pair.a, root), other)},
         "properties": {
             "jaccard": round(pair.jaccard, 6),
             "estimate": round(pair.estimate, 6),
@@ -157,7 +157,7 @@ def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
 
 
 def _cluster_result(cluster: Cluster, result: Result, root: str) -> dict[str, Any]:
-    names = [_name(f, root) for f in cluster.files]
+    names = [relative(f, root) for f in cluster.files]
     related = [
         {"id": i, **_location(f, root), "message": {"text": names[i]}}
         for i, f in enumerate(cluster.files[1 : MAX_RELATED + 1], 1)
@@ -194,16 +194,12 @@ def _strongest(clusters: list[Cluster]) -> list[Cluster]:
 
 
 def _location(path: str, root: str) -> dict[str, Any]:
-    name = _name(path, root)
+    name = relative(path, root)
     if name.startswith("../") or name == "..":
         artifact = {"uri": PurePosixPath(real(path)).as_uri()}  # outside the root: absolute, no base id
     else:
         artifact = {"uri": urllib.parse.quote(os.fsencode(name), safe="/"), "uriBaseId": BASE_ID}
     return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
-
-
-def _name(path: str, root: str) -> str:
-    return relative(path, root)
 
 
 def _dir_uri(root: str) -> str:
