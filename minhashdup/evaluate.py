@@ -15,6 +15,7 @@ from minhashdup import exact
 from minhashdup.bands import candidate_probability
 from minhashdup.config import Config
 from minhashdup.pipeline import Corpus, lsh_candidates, prepare, rep_signatures
+from minhashdup.runs import pair_codes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,17 +118,17 @@ def evaluate(corpus: Corpus, config: Config, low: float = 0.3, width: float = 0.
     truth, _, jac = exact.all_pairs(prep.rep_sets, low)
     exact_seconds = time.perf_counter() - start
     n = len(prep.reps)
-    codes = truth[:, 0] * n + truth[:, 1]
+    codes = pair_codes(truth, n)
     sizes = np.array([len(m) for m in prep.groups.members], dtype=np.int64)
     weight = sizes[truth[:, 0]] * sizes[truth[:, 1]] if len(truth) else np.empty(0, dtype=np.int64)
     inside = int(np.sum(sizes * (sizes - 1) // 2))  # identical files: J = 1, always found
     jac, weight = np.r_[jac, 1.0], np.r_[weight, inside]
-    found = np.r_[np.isin(codes, cand[:, 0] * n + cand[:, 1]), True]
+    found = np.r_[np.isin(codes, pair_codes(cand, n)), True]
     bins = _bins(jac, found, weight, low, width, config)
     for r in range(1, repeats):
         other = dataclasses.replace(config, seed=config.seed + r)
         more, _ = lsh_candidates(rep_signatures(prep, other), other)
-        again = _bins(jac, np.r_[np.isin(codes, more[:, 0] * n + more[:, 1]), True], weight, low, width, config)
+        again = _bins(jac, np.r_[np.isin(codes, pair_codes(more, n)), True], weight, low, width, config)
         bins = [
             dataclasses.replace(b, other_seeds=(*b.other_seeds, a.recall or 0.0))
             for b, a in zip(bins, again, strict=True)

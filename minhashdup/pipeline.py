@@ -22,6 +22,7 @@ from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
 from minhashdup.result import Cluster, Notice, Pair, Result, Stats
+from minhashdup.runs import pair_codes
 from minhashdup.walk import FileEntry, Skip, SkipReason, walk
 
 
@@ -319,7 +320,7 @@ def _rejected(cand: np.ndarray, ok: np.ndarray, names: list[str]) -> list[tuple[
     if not len(cand):
         return []
     n = len(names)
-    failed = cand[~np.isin(cand[:, 0] * n + cand[:, 1], ok[:, 0] * n + ok[:, 1])]
+    failed = cand[~np.isin(pair_codes(cand, n), pair_codes(ok, n))]
     return sorted((a, b) if a <= b else (b, a) for a, b in ((names[i], names[j]) for i, j in failed.tolist()))
 
 

@@ -71,3 +71,14 @@ def _split_run(start: int, size: int, chunk: int) -> Iterator[tuple[IntArray, In
         q = np.concatenate([np.arange(i + 1, size, dtype=np.int64) for i in rows])
         yield start + p, start + q
         row = rows[-1] + 1
+
+
+def pair_codes(pairs: npt.NDArray[np.int64], n: int) -> IntArray:
+    """One integer per row ``(i, j)`` of an ``(m, 2)`` pair array: ``i * n + j`` (``n`` items),
+    so that sets of pairs compare with :func:`numpy.isin`.
+
+    Example:
+        >>> pair_codes(np.array([[0, 2], [1, 2]]), 3).tolist()
+        [2, 5]
+    """
+    return (pairs[:, 0].astype(np.int64) * n + pairs[:, 1]).astype(np.int64)
