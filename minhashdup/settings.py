@@ -46,18 +46,19 @@ def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -
     commands = dict(_commands(ctx.find_root().command))
     known = {key for command in commands.values() for key in _option_names(command)}
     mine = _option_names(ctx.command)
-    out: dict[str, Any] = {}
+    general: dict[str, Any] = {}
+    specific: dict[str, Any] = {}  # the command's own table wins over the general keys
     for key, value in settings.items():
         norm = key.replace("-", "_")
         if isinstance(value, dict) and key in commands:
             if commands[key] is ctx.command:
-                out.update(_only_mine(value, mine, f"{source} [{key}]"))
+                specific = _only_mine(value, mine, f"{source} [{key}]")
             continue
         if norm not in known:
             raise ConfigError(f"{source}: unknown option {key!r}{_did_you_mean(norm, known)}")
         if norm in mine:
-            out[mine[norm]] = value
-    return out
+            general[mine[norm]] = value
+    return {**general, **specific}
 
 
 def _only_mine(settings: dict[str, Any], mine: dict[str, str], source: str) -> dict[str, Any]:
