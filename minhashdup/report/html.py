@@ -27,13 +27,13 @@ MAX_REJECTED = 20_000
 def render_html(result: Result, stream: TextIO, sources: bool = True) -> None:
     """Write the report page of ``result``; ``sources=False`` leaves out the file texts
     (and with them the side-by-side view's content)."""
-    names = sorted(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs})
-    lay = svg.layout(names)
+    lay = svg.layout(list(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs}))
     index = {name: i for i, name in enumerate(lay.files)}
     pairs = [(index[p.a], index[p.b]) for p in result.pairs]
     rejected = [(index[a], index[b]) for a, b in result.rejected[:MAX_REJECTED] if a in index and b in index]
     params = result.params
     low = float(params.get("threshold", 0.5))
+    colours = [svg.colour(p.jaccard, low) for p in result.pairs]
     if sources and pairs:
         from minhashdup.report.sidebyside import side_by_side  # lexes the paired files
 
@@ -51,12 +51,12 @@ def render_html(result: Result, stream: TextIO, sources: bool = True) -> None:
             [len(c.files), c.pairs, round(c.jaccard_min, 6), round(c.jaccard_max, 6), [index[f] for f in c.files]]
             for c in result.clusters
         ],
-        "colours": [svg.colour(p.jaccard, low) for p in result.pairs],
+        "colours": colours,
         "runs": {str(k): v for k, v in runs.items()},
         "params": params,
     }
     chord = svg.chord_svg(
-        lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], rejected, low
+        lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], colours, rejected
     )
     body = [
         _header(result, len(lay.files), left_out),

@@ -115,14 +115,15 @@ def chord_path(t1: float, t2: float) -> str:
 def chord_svg(
     lay: Layout,
     pairs: Sequence[tuple[int, int, float]],
+    colours: Sequence[str],
     rejected: Sequence[tuple[int, int]],
-    low: float,
     labels: int = 14,
 ) -> str:
     """The chord diagram: folder arcs (largest labelled), a dot per paired file, a chord per pair.
 
-    ``pairs`` are ``(file index, file index, jaccard)``; chords are drawn weakest first so the
-    strongest lie on top, each with ``data-p`` (its index in ``pairs``).
+    ``pairs`` are ``(file index, file index, jaccard)``, ``colours`` their strokes (see
+    :func:`colour`); chords are drawn weakest first so the strongest lie on top, each with
+    ``data-p`` (its index in ``pairs``).
     """
     out = [
         f'<svg id="chord" viewBox="0 0 {SIZE} {SIZE}" role="img" aria-label="Chord diagram of near-duplicate pairs">'
@@ -134,8 +135,8 @@ def chord_svg(
     out.append('</g><g id="chords">')
     order = sorted(range(len(pairs)), key=lambda k: (pairs[k][2], k))
     for k in order:
-        a, b, j = pairs[k]
-        out.append(f'<path data-p="{k}" stroke="{colour(j, low)}" d="{chord_path(lay.angle[a], lay.angle[b])}"/>')
+        a, b, _ = pairs[k]
+        out.append(f'<path data-p="{k}" stroke="{colours[k]}" d="{chord_path(lay.angle[a], lay.angle[b])}"/>')
     out.append('</g><g id="files">')
     paired = sorted({i for a, b, _ in pairs for i in (a, b)})
     for i in paired:
