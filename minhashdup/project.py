@@ -9,6 +9,7 @@ an unknown revision is a :class:`ChangesError` with a message that says what to 
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -31,7 +32,14 @@ def real(path: str | os.PathLike[str]) -> str:
     of one file give one name.
     """
     absolute = os.path.abspath(os.fspath(path))
-    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+    return os.path.join(_real_folder(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    # Reports name thousands of files in a few hundred folders, each resolved by an lstat per
+    # component: once per folder is enough within one run.
+    return os.path.realpath(folder)
 
 
 def relative(path: str | os.PathLike[str], base: str) -> str:
