@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -50,7 +52,12 @@ def test_evaluate_json_has_the_documented_shape(make_tree: TreeFactory) -> None:
     doc = json.loads(out)
     assert list(doc)[:4] == ["params", "candidates", "all_pairs", "bins"]
     assert doc["params"]["low"] == 0.4 and doc["params"]["bands"] == 12
-    assert [list(b) for b in doc["bins"]] == [["low", "high", "pairs", "found", "recall", "predicted"]] * 6
+    documented = ["low", "high", "pairs", "found", "recall", "predicted"]
+    spread = ["recall_seed", "recall_se", "recall_min", "recall_max"]  # several seeds, non-empty bin
+    assert [list(b) for b in doc["bins"]] == [documented + (spread if b["pairs"] else []) for b in doc["bins"]]
+    assert doc["params"]["repeats"] == 30 and any(b["pairs"] for b in doc["bins"])
+    code, out, _ = run("evaluate", str(root), "-f", "json", "--low", "0.4", "-q", "--repeats", "1")
+    assert [list(b) for b in json.loads(out)["bins"]] == [documented] * 6
     code, _, err = run("evaluate", str(root), "--low", "1.5")
     assert code == ExitCode.USAGE and "--low must be above 0 and below 1" in err
 
@@ -104,16 +111,28 @@ def test_compare_refuses_what_it_cannot_read(make_tree: TreeFactory) -> None:
     assert code == ExitCode.USAGE and "nope.go" in err and err.count("\n") == 1
 
 
-def test_evaluate_repeats_report_the_spread_over_seeds(make_tree: TreeFactory) -> None:
+@pytest.mark.parametrize("bits", [64, 6])
+def test_evaluate_recall_is_the_mean_over_seeds_each_as_a_real_lsh_run(make_tree: TreeFactory, bits: int) -> None:
     root = planted_tree(make_tree)
-    config = Config(bands=4, rows=4, jobs=1)
+    config = Config(bands=3, rows=4, bits=bits, jobs=1)  # few bands: seeds differ in what they find
     corpus = collect([str(root)], config)
-    ev = evaluate(corpus, config, low=0.3, repeats=4)
-    single = evaluate(collect([str(root)], config), config, low=0.3)
-    assert [b.found for b in ev.bins] == [b.found for b in single.bins]  # the configured seed first
+    ev = evaluate(corpus, config, low=0.3, repeats=6)
+    # Each other seed's count (bands compared pair by pair) is what LSH run with that seed finds.
+    for r in range(1, 6):
+        alone = evaluate(corpus, dataclasses.replace(config, seed=config.seed + r), low=0.3, repeats=1)
+        assert [b.repeat_found[r - 1] for b in ev.bins] == [b.found for b in alone.bins]
+    first = evaluate(corpus, config, low=0.3, repeats=1)
+    assert [b.found for b in ev.bins] == [b.found for b in first.bins]  # the configured seed's own run
+    assert any(len({b.found, *b.repeat_found}) > 1 for b in ev.bins)  # the seeds do differ here
     for b in ev.bins:
-        if b.pairs:
-            assert len(b.other_seeds) == 3 and all(0.0 <= r <= 1.0 for r in b.other_seeds)
-            doc = b.to_dict()
-            assert doc["recall_min"] <= doc["recall_mean"] <= doc["recall_max"]
-    assert ev.to_dict()["params"]["repeats"] == 4
+        if not b.pairs:
+            assert b.recall is None and b.to_dict()["recall"] is None
+            continue
+        every = [b.found / b.pairs] + [f / b.pairs for f in b.repeat_found]
+        assert b.recall == pytest.approx(sum(every) / 6)
+        assert b.recall_seed == pytest.approx(every[0])
+        doc = b.to_dict()
+        assert doc["recall_min"] == pytest.approx(min(every)) and doc["recall_max"] == pytest.approx(max(every))
+        assert doc["recall_se"] == pytest.approx(statistics.stdev(every) / 6**0.5, abs=1e-6)
+    assert ev.to_dict()["params"]["repeats"] == 6
+    assert first.bins[-1].recall_se is None and "recall_se" not in first.bins[-1].to_dict()

@@ -24,29 +24,41 @@ def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
     setting = f"{p['bands']} x {p['rows']}" + ("" if p["bits"] == 64 else f" ({p['bits']}-bit)")
     table = Table(title=f"LSH {setting} against the exact all-pairs", title_justify="left")
     repeats = p.get("repeats", 1)
-    names = ["similarity", "true pairs", "found", "recall", "predicted P(s)", "difference"]
     if repeats > 1:
-        names += [f"mean of {repeats} seeds", "min-max"]
+        names = ["similarity", "true pairs", f"found (seed {p['seed']})", f"recall ({repeats} seeds)"]
+        names += [f"seed {p['seed']}", "min-max", "predicted P(s)", "difference"]
+    else:
+        names = ["similarity", "true pairs", "found", "recall", "predicted P(s)", "difference"]
     for name in names:
         table.add_column(name, justify="right")
     for b in ev.bins:
-        recall = "-" if b.recall is None else f"{b.recall:.3f}"
         predicted = "-" if b.predicted is None else f"{b.predicted:.3f}"
         diff = "-" if b.recall is None or b.predicted is None else f"{100 * (b.recall - b.predicted):+.1f} pts"
-        row = [f"{b.low:.1f}-{b.high:.1f}", str(b.pairs), str(b.found), recall, predicted, diff]
+        if b.recall is None:
+            recall = "-"
+        elif b.recall_se is None:
+            recall = f"{b.recall:.3f}"
+        else:
+            recall = f"{b.recall:.3f} \u00b1 {b.recall_se:.3f}"
+        row = [f"{b.low:.1f}-{b.high:.1f}", str(b.pairs), str(b.found), recall]
         if repeats > 1:
-            every = (b.recall, *b.other_seeds) if b.recall is not None else ()
-            row += [f"{b.recall_mean:.3f}", f"{min(every):.3f}-{max(every):.3f}"] if every else ["-", "-"]
-        table.add_row(*row)
+            r = b.recalls
+            row += [f"{b.recall_seed:.3f}", f"{r.min():.3f}-{r.max():.3f}"] if len(r) else ["-", "-"]
+        table.add_row(*row, predicted, diff)
     console.print(table)
     pairs, found = ev.at_least(p["threshold"])
     console.print(
         f"{found} of the {pairs} pairs of similarity {p['threshold']:g} and up were found by {setting} "
         f"in {ev.candidates} candidates (of {ev.all_pairs} pairs of distinct files)."
     )
+    if repeats > 1:
+        console.print(
+            f"recall is the mean over seeds {p['seed']}..{p['seed'] + repeats - 1} (\u00b1 its standard error); "
+            "one seed's recall strays further from P(s) because similar files win or lose together."
+        )
     console.print(
         f"seconds, lexing excluded: LSH candidates + exact check {ev.seconds['lsh']:.2f}, "
-        f"exact all-pairs from {p['low']:g} {ev.seconds['exact']:.2f}"
+        f"exact all-pairs from {p['low']:g} {ev.seconds['exact']:.2f}, other seeds {ev.seconds['repeats']:.2f}"
     )
 
 

@@ -95,14 +95,16 @@ def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:
         for b in ev.bins
     )
     pairs, found = ev.at_least(p["threshold"])
+    seeds = "1 seed" if p["repeats"] == 1 else f"mean of {p['repeats']} seeds"
     body = (
         f"<header><h1>LSH {p['bands']} x {p['rows']} against the exact all-pairs</h1>"
         f'<p class="summary">{found} of the {pairs} pairs of similarity {p["threshold"]:g} and up were found, in '
         f"{ev.candidates} candidates of {ev.all_pairs} pairs of distinct files.</p></header>"
         f'<main><div class="panels"><section class="panel"><h2>Predicted and measured</h2>'
         f'<p class="muted">The curve is P(s); red squares are the measured recall per bin.</p>{curve}</section>'
-        '<section class="panel"><h2>Bins</h2><table><thead><tr><th>similarity</th><th>true pairs</th><th>found</th>'
-        f"<th>recall</th><th>predicted</th></tr></thead><tbody>{rows}</tbody></table></section></div></main>"
+        '<section class="panel"><h2>Bins</h2><table><thead><tr><th>similarity</th><th>true pairs</th>'
+        f"<th>found (seed {p['seed']})</th><th>recall ({seeds})</th><th>predicted</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section></div></main>"
     )
     stream.write(_page("minhashdup evaluate", body))
 
