@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import jsonschema
@@ -70,12 +71,33 @@ def check_sarif(src: Path, cache: Path) -> None:
         }
         missing = [u for u in uris if not (src / u).is_file()]
         levels = {lvl: sum(r["level"] == lvl for r in results) for lvl in ("error", "warning", "note")}
+        regions = _regions(src, results) if per == "pair" else ""
         print(
             f"sarif per {per}: {len(out.encode()) / 1e6:.2f} MB, {len(results)} results, levels {levels}, "
             f"schema errors {len(errors)}, sarif-pydantic ok, fingerprints unique {len(prints) == len(results)}, "
             f"URIs {len(uris)} ({len(missing)} not a file), truncated {'truncated' in doc['runs'][0]['properties']},"
-            f" {seconds:.1f} s"
+            f" {seconds:.1f} s{regions}"
         )
+
+
+def _regions(src: Path, results: list[dict[str, Any]]) -> str:
+    """How many pair results point at a shared run, and whether every region lies in its file."""
+    lines: dict[str, int] = {}
+    outside = spans = 0
+    with_run = sum("run" in r["properties"] for r in results)
+    for r in results:
+        for loc in r["locations"] + r["relatedLocations"]:
+            name = unquote(loc["physicalLocation"]["artifactLocation"]["uri"])
+            if name not in lines:
+                lines[name] = (src / name).read_bytes().count(b"\n") + 1
+            region = loc["physicalLocation"]["region"]
+            end = region.get("endLine", region["startLine"])
+            outside += not 1 <= region["startLine"] <= end <= lines[name]
+            spans += end - region["startLine"] + 1
+    return (
+        f"; {with_run} point at their longest shared run, {outside} regions outside their file, "
+        f"mean region {spans / max(1, 2 * len(results)):.0f} lines"
+    )
 
 
 def gate_scenario(src: Path, cache: Path) -> None:

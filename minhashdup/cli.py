@@ -141,7 +141,9 @@ def scan_command(
     except MinhashdupError as err:
         raise UsageFailure(str(err)) from None
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    extra = {"per": sarif_per} if fmt == "sarif" else {}
+    extra: dict[str, Any] = {"per": sarif_per} if fmt == "sarif" else {}
+    if fmt in ("sarif", "html"):
+        extra["jobs"] = config.workers  # both lex the paired files again
     _write(lambda stream: render(result, fmt, stream, **extra), output)
     render_notices(result, sys.stderr, quiet, verbose)
     _threshold_hint(config, quiet)

@@ -17,6 +17,7 @@ from sarif_pydantic import Sarif
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 from minhashdup.report import sarif as sarif_module
+from minhashdup.report import sidebyside
 from minhashdup.report.sarif import render_sarif
 from minhashdup.result import Cluster, Pair, Result, Stats
 
@@ -91,6 +92,50 @@ def test_pairs_are_valid_sarif_with_relative_uris_and_linked_messages(repo: Path
     assert [r["properties"]["jaccard"] for r in found] == sorted(
         (r["properties"]["jaccard"] for r in found), reverse=True
     )
+
+
+def test_a_pairs_regions_are_its_longest_shared_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(11)
+    shared = "\n\n".join(go_file(rng, 8))
+    a_text = render_go([*go_file(rng, 3), shared, *go_file(rng, 1)])
+    b_text = render_go([*go_file(rng, 5), shared, *go_file(rng, 2)])
+    (tmp_path / "a.go").write_text(a_text)
+    (tmp_path / "b.go").write_text(b_text)
+    monkeypatch.chdir(tmp_path)
+    doc, _ = sarif(".", "-t", "0.3")
+    validate(doc)
+    [found] = results(doc)
+    height = shared.count("\n")
+    for loc, text in ((found["locations"][0], a_text), (found["relatedLocations"][0], b_text)):
+        start = text[: text.index(shared)].count("\n") + 1  # the shared block's first line
+        region = loc["physicalLocation"]["region"]
+        name = loc["physicalLocation"]["artifactLocation"]["uri"]
+        # The run covers the block; it may reach into a neighbour's last or next line (a closing
+        # brace, a "func" keyword: tokens both files have there), never further.
+        assert start - 2 <= region["startLine"] <= start, (name, region, start)
+        assert start + height <= region["endLine"] <= start + height + 2, (name, region, start)
+    run = found["properties"]["run"]
+    assert [run["lines"], run["other_lines"]] == [
+        [loc["physicalLocation"]["region"][k] for k in ("startLine", "endLine")]
+        for loc in (found["locations"][0], found["relatedLocations"][0])
+    ]
+    assert f"lines {run['lines'][0]}-{run['lines'][1]} here" in found["message"]["text"]
+
+
+def test_regions_and_side_by_side_do_not_depend_on_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(5)
+    for f in range(30):  # 30 families of three near copies: 90 pairs, enough for the pool
+        blocks = go_file(rng, 6)
+        for c in range(3):
+            (tmp_path / f"f{f:02d}_{c}.go").write_text(render_go(near_copy(blocks, rng, 1) if c else blocks))
+    monkeypatch.chdir(tmp_path)
+    one, _ = sarif(".", "-j", "1")
+    two, _ = sarif(".", "-j", "2")
+    assert len(results(one)) >= sidebyside.POOL_PAIRS and one == two
+    assert all("run" in r["properties"] for r in results(one))
+    files = sorted(str(p) for p in tmp_path.glob("*.go"))
+    pairs = [(i, j) for i in range(len(files)) for j in range(i + 1, len(files)) if files[i][-7:-5] == files[j][-7:-5]]
+    assert sidebyside.side_by_side(files, pairs, 5, jobs=1) == sidebyside.side_by_side(files, pairs, 5, jobs=2)
 
 
 def test_uris_are_relative_to_the_repository_whatever_the_working_folder(
@@ -197,6 +242,9 @@ def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
     assert truncated["results"] == 30_000 and truncated["kept"] == len(kept) <= sarif_module.MAX_RESULTS
     jaccards = [r["properties"]["jaccard"] for r in kept]
     assert jaccards == sorted(jaccards, reverse=True) and jaccards[0] == 1.0  # the strongest first
+    # These files do not exist: no run to point at, so the whole file (line 1).
+    assert all(r["locations"][0]["physicalLocation"]["region"] == {"startLine": 1} for r in kept)
+    assert all("run" not in r["properties"] for r in kept)
     assert any("SARIF truncated" in w for w in result.warnings)
 
 

@@ -24,9 +24,9 @@ from minhashdup.result import Result
 MAX_REJECTED = 20_000
 
 
-def render_html(result: Result, stream: TextIO, sources: bool = True) -> None:
+def render_html(result: Result, stream: TextIO, sources: bool = True, jobs: int = 1) -> None:
     """Write the report page of ``result``; ``sources=False`` leaves out the file texts
-    (and with them the side-by-side view's content)."""
+    (and with them the side-by-side view's content); ``jobs`` worker processes lex them."""
     lay = svg.layout(list(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs}))
     index = {name: i for i, name in enumerate(lay.files)}
     pairs = [(index[p.a], index[p.b]) for p in result.pairs]
@@ -37,7 +37,7 @@ def render_html(result: Result, stream: TextIO, sources: bool = True) -> None:
     if sources and pairs:
         from minhashdup.report.sidebyside import side_by_side  # lexes the paired files
 
-        sbs = side_by_side(lay.files, pairs, int(params.get("shingle", 5)))
+        sbs = side_by_side(lay.files, pairs, int(params.get("shingle", 5)), jobs=jobs)
         texts, runs, left_out = sbs.texts, sbs.runs, sbs.left_out
     else:
         texts, runs, left_out = {}, {}, len({i for p in pairs for i in p})

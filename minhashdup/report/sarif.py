@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for code scanning (GitHub, GitLab, Azure DevOps, IDE viewers).
 
 One result per verified pair (or per cluster with ``per="cluster"``). The first file is the
-result's location, the other file(s) related locations linked from the message. URIs are
+result's location, the other file(s) related locations linked from the message. A pair's
+regions are the line ranges of the two files' longest shared token run (the files are lexed
+again, as ``minhashdup compare`` does); a family's, and a file that no longer reads, get line 1. URIs are
 relative to the project root (the git repository holding the current folder, else the
 current folder) under the base id ``%SRCROOT%``, which ``originalUriBaseIds`` maps to an
 absolute ``file:`` URI. ``partialFingerprints`` come from the paths alone, so an alert keeps
@@ -22,7 +24,9 @@ from pathlib import PurePosixPath
 from typing import Any, TextIO
 
 from minhashdup import __version__
+from minhashdup.compare import Run
 from minhashdup.project import project_root, real, relative
+from minhashdup.report.sidebyside import longest_runs
 from minhashdup.result import Cluster, Pair, Result
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -71,14 +75,18 @@ def level(jaccard: float) -> str:
     return "error" if jaccard >= 0.9 else "warning" if jaccard >= 0.7 else "note"
 
 
-def render_sarif(result: Result, stream: TextIO, per: str = "pair") -> None:
-    """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring)."""
+def render_sarif(result: Result, stream: TextIO, per: str = "pair", jobs: int = 1) -> None:
+    """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring); ``jobs``
+    worker processes lex the paired files again for their regions."""
     root = project_root()
     rule = _CLUSTER_RULE if per == "cluster" else _PAIR_RULE
     if per == "cluster":
         items = [_cluster_result(c, result, root) for c in _strongest(result.clusters)]
     else:
-        items = [_pair_result(p, root, _baselined(result)) for p in result.pairs]
+        pairs = result.pairs[:MAX_RESULTS]  # more are cut anyway: lex no further
+        runs = longest_runs([(p.a, p.b) for p in pairs], int(result.params.get("shingle", 5)), jobs)
+        runs += [None] * (len(result.pairs) - len(pairs))
+        items = [_pair_result(p, r, root, _baselined(result)) for p, r in zip(result.pairs, runs, strict=True)]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -129,16 +137,21 @@ def _baselined(result: Result) -> bool:
     return bool(result.params.get("baseline"))
 
 
-def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
-    a, b = _location(pair.a, root), _location(pair.b, root)
+def _pair_result(pair: Pair, run: Run | None, root: str, baselined: bool) -> dict[str, Any]:
+    a = _location(pair.a, root, run.a_lines if run else None)
+    b = _location(pair.b, root, run.b_lines if run else None)
     other = relative(pair.b, root)
+    where = ""
+    if run:
+        (a0, a1), (b0, b1) = run.a_lines, run.b_lines
+        where = f" Longest shared run: {run.tokens} tokens, lines {a0}-{a1} here and {b0}-{b1} there."
     out: dict[str, Any] = {
         "ruleId": _PAIR_RULE["id"],
         "ruleIndex": 0,
         "level": level(pair.jaccard),
         "message": {
             "text": f"Near-duplicate of [{_escape(other)}](1): Jaccard similarity {pair.jaccard:.3f} "
-            f"({pair.common} token shingles shared; {pair.shingles_a} here, {pair.shingles_b} there)."
+            f"({pair.common} token shingles shared; {pair.shingles_a} here, {pair.shingles_b} there).{where}"
         },
         "locations": [a],
         "relatedLocations": [{"id": 1, **b, "message": {"text": other}}],
@@ -151,6 +164,8 @@ def _pair_result(pair: Pair, root: str, baselined: bool) -> dict[str, Any]:
             "known": pair.known,
         },
     }
+    if run:
+        out["properties"]["run"] = {"tokens": run.tokens, "lines": list(run.a_lines), "other_lines": list(run.b_lines)}
     if baselined:
         out["baselineState"] = "unchanged" if pair.known else "new"
     return out
@@ -193,13 +208,14 @@ def _strongest(clusters: list[Cluster]) -> list[Cluster]:
     return sorted(clusters, key=lambda c: (-c.jaccard_max, -len(c.files), c.files))
 
 
-def _location(path: str, root: str) -> dict[str, Any]:
+def _location(path: str, root: str, lines: tuple[int, int] | None = None) -> dict[str, Any]:
     name = relative(path, root)
+    region = {"startLine": lines[0], "endLine": lines[1]} if lines else {"startLine": 1}
     if name.startswith("../") or name == "..":
         artifact = {"uri": PurePosixPath(real(path)).as_uri()}  # outside the root: absolute, no base id
     else:
         artifact = {"uri": urllib.parse.quote(os.fsencode(name), safe="/"), "uriBaseId": BASE_ID}
-    return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
+    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
 def _dir_uri(root: str) -> str:
