@@ -58,6 +58,8 @@ class Config:
         cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
         lexer_engine: ``fast`` (pygments' rules, one regex call per token) or ``pygments``;
             both give the same tokens.
+        lex_timeout: seconds one file may take to lex; a file that takes longer (a lexer
+            regex backtracking on odd input) is skipped as a ``lex-error``. 0: no limit.
         own_files: files this run reads or writes as reports (the baseline, ``--output``):
             left out of the scan, as ``minhashdup-file`` skips.
 
@@ -86,6 +88,7 @@ class Config:
     cache: bool = True
     cache_dir: str | None = None
     lexer_engine: str = "fast"
+    lex_timeout: float = 60.0
     own_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -104,6 +107,12 @@ class Config:
         _check_int("max-bucket", self.max_bucket, 2, 10**7)
         _check_int("jobs", self.jobs, 0, 1024)
         _check_int("bits", self.bits, 1, 64)
+        if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):
+            raise ConfigError(f"--lex-timeout must be a number of seconds (got {self.lex_timeout!r})")
+        if not 0 <= self.lex_timeout <= 86400:
+            raise ConfigError(
+                f"--lex-timeout must be between 0 (no limit) and 86400 seconds (got {self.lex_timeout:g})"
+            )
         if self.lexer_engine not in ("fast", "pygments"):
             raise ConfigError(f"--lexer-engine must be fast or pygments (got {self.lexer_engine!r})")
         for name in ("include", "exclude"):

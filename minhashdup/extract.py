@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -32,13 +35,49 @@ _NONE = np.empty(0, dtype=np.uint64)
 __all__ = ["Extracted", "extract_all", "extract_file"]
 
 
+class LexTimeout(BaseException):
+    """Raised into a lexer that ran past its deadline. A ``BaseException``, so that a lexer's
+    own ``except Exception`` cannot swallow it."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise :class:`LexTimeout` in the block after ``seconds`` of wall time (SIGALRM).
+
+    Python's regex engine checks for signals while it backtracks, so even one runaway match
+    is stopped. Without SIGALRM (Windows), outside the main thread, or with ``seconds`` 0,
+    the block runs without a limit. The previous handler is restored afterwards.
+    """
+    usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise LexTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def extract_file(
-    index: int, path: str, shingle: int, seeds: UInt64Array | None = None, engine: str = "fast"
+    index: int,
+    path: str,
+    shingle: int,
+    seeds: UInt64Array | None = None,
+    engine: str = "fast",
+    timeout: float = 0.0,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
     With ``seeds``, also its MinHash signature, so that this work is spread over the
-    lexing processes instead of waiting for all files.
+    lexing processes instead of waiting for all files. A file whose lexing takes more than
+    ``timeout`` seconds (0: no limit; see :func:`deadline`) is skipped as a ``lex-error``.
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer  # doctest: +SKIP
@@ -55,8 +94,12 @@ def extract_file(
     text, not_utf8 = decode(data)
     t1 = time.process_time()
     try:
-        lexer = lexer_for(os.path.basename(path), text)
-        tokens = token_texts(lexer, text, engine)
+        with deadline(timeout):
+            lexer = lexer_for(os.path.basename(path), text)
+            tokens = token_texts(lexer, text, engine)
+    except LexTimeout:
+        detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
+        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8)
     except NoLexerError as err:
         return Extracted(index, _NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8)
     except Exception as err:  # a lexer bug on one file must not stop the scan
@@ -71,12 +114,12 @@ def extract_file(
     return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu)
 
 
-_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None", str]
+_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None", str, float]
 
 
 def _extract_batch(batch: _Batch) -> list[Extracted]:
-    items, shingle, seeds, engine = batch
-    return [extract_file(index, path, shingle, seeds, engine) for index, path in items]
+    items, shingle, seeds, engine, timeout = batch
+    return [extract_file(index, path, shingle, seeds, engine, timeout) for index, path in items]
 
 
 def extract_all(
@@ -87,6 +130,7 @@ def extract_all(
     seeds: UInt64Array | None = None,
     engine: str = "fast",
     warnings: list[str] | None = None,
+    timeout: float = 0.0,
 ) -> Iterator[Extracted]:
     """:func:`extract_file` over ``files``, in worker processes when it pays.
 
@@ -101,12 +145,13 @@ def extract_all(
         seeds: when given, each result carries its MinHash signature under these seeds.
         engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
         warnings: where to say that worker processes could not be used.
+        timeout: seconds one file may take to lex (0: no limit).
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
-        yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done)
+        yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done, timeout)
         return
-    batches = list(_batches(files, shingle, workers, seeds, engine))
+    batches = list(_batches(files, shingle, workers, seeds, engine, timeout))
     runner = _Workers(min(workers, len(files)), warnings if warnings is not None else [])
     done: set[int] = set()
     for results in runner.run(batches):
@@ -116,7 +161,7 @@ def extract_all(
             on_done(len(results))
     if runner.gave_up:  # what the workers could not do, this process does
         rest = [i for i in range(len(files)) if i not in done]
-        yield from _inline(files, rest, shingle, seeds, engine, on_done)
+        yield from _inline(files, rest, shingle, seeds, engine, on_done, timeout)
 
 
 def _inline(
@@ -126,9 +171,10 @@ def _inline(
     seeds: UInt64Array | None,
     engine: str,
     on_done: Callable[[int], object] | None,
+    timeout: float,
 ) -> Iterator[Extracted]:
     for index in indices:
-        yield extract_file(index, files[index].real, shingle, seeds, engine)
+        yield extract_file(index, files[index].real, shingle, seeds, engine, timeout)
         if on_done:
             on_done(1)
 
@@ -168,7 +214,7 @@ class _Workers:
                 pending = []
             except BrokenProcessPool:
                 left = [b for k, b in enumerate(pending) if k not in done]
-                singles: list[_Batch] = [((it,), k, sd, en) for items, k, sd, en in left for it in items]
+                singles: list[_Batch] = [((it,), k, sd, en, to) for items, k, sd, en, to in left for it in items]
                 pending = yield from self._isolate(singles)
 
     def _started(self, executor: ProcessPoolExecutor) -> bool:
@@ -195,7 +241,7 @@ class _Workers:
                     done += 1
                     yield result
         except BrokenProcessPool:
-            ((index, _),), _, _, _ = singles[done]
+            ((index, _),), *_ = singles[done]
             yield [Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail="the worker process died on this file")]
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
@@ -207,11 +253,11 @@ class _Workers:
 
 
 def _batches(
-    files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None, engine: str
+    files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None, engine: str, timeout: float
 ) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough
     # that the last ones balance the workers and large enough to amortise pickling.
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds, engine
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds, engine, timeout

@@ -201,6 +201,13 @@ run_options = _stack(
         show_default=True,
         help="fast: pygments' own rules, one regex call per token (same tokens); pygments: pygments itself.",
     ),
+    click.option(
+        "--lex-timeout",
+        type=float,
+        default=60.0,
+        show_default=True,
+        help="Seconds one file may take to lex; a slower one is skipped as a lex-error (0: no limit).",
+    ),
     click.option("--quiet", "-q", is_flag=True, help="No progress bars and no per-file notices on stderr."),
     click.option("--verbose", "-v", is_flag=True, help="List every skipped file on stderr."),
 )
@@ -285,6 +292,7 @@ def config_from(options: dict[str, Any]) -> Config:
         cache=not options["no_cache"],
         cache_dir=options["cache_dir"],
         lexer_engine=options["lexer_engine"],
+        lex_timeout=options["lex_timeout"],
         own_files=tuple(
             path for path in (options.get(k) for k in ("baseline", "write_baseline", "output")) if path and path != "-"
         ),

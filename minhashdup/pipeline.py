@@ -139,7 +139,9 @@ def collect(
             on_done = bar.update if bar else None
             from minhashdup.extract import extract_all  # pygments and pools only when something is lexed
 
-            items = extract_all(todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine, warnings)
+            items = extract_all(
+                todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine, warnings, config.lex_timeout
+            )
             for item in items:
                 results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])
         finally:

@@ -3,6 +3,8 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 from minhashdup import Config, collect, scan, signature
 from minhashdup import extract as extract_module
+from minhashdup.errors import ConfigError
 from minhashdup.sketch import MinHash
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go
@@ -161,6 +164,50 @@ def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkey
     ]
     got = _strip_timings(result.to_dict())
     assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]
+
+
+def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+    """token_texts, except on marked files: a regex that backtracks for ages, as a lexer's can."""
+    if "SLOW_LEXER" in text:
+        re.match(r"(a+)+$", "a" * 28 + "b")  # ~2**28 steps: seconds, far past the 0.5 s deadline
+    return real_token_texts(lexer, text, engine)
+
+
+real_token_texts = extract_module.token_texts
+
+
+def runaway_batch(batch: Any) -> Any:
+    """Stands in for the worker's batch function: lexes with :func:`_runaway` in the worker."""
+    extract_module.token_texts = _runaway
+    return extract_module._extract_batch(batch)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_that_lexes_too_long_is_a_lex_error_and_the_rest_is_kept(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    root = planted_tree(make_tree)
+    (root / "pkg2" / "slow.go").write_text((root / "pkg2" / "orig.go").read_text() + "// SLOW_LEXER\n")
+    expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("slow.go",), cache=False)).to_dict())
+    if jobs == 1:
+        monkeypatch.setattr(extract_module, "token_texts", _runaway)
+    else:
+        monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
+        monkeypatch.setattr(extract_module, "_extract_batch", runaway_batch)
+    result = scan([str(root)], Config(jobs=jobs, cache=False, lex_timeout=0.5))
+    assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
+        ("slow.go", "lex-error (lexing took over 0.5 s (--lex-timeout); the lexer may be backtracking on this file)")
+    ]
+    got = _strip_timings(result.to_dict())
+    assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # the handler was put back
+
+
+def test_lex_timeout_is_checked() -> None:
+    for bad in (-1, 10**6, "5", True):
+        with pytest.raises(ConfigError, match="--lex-timeout"):
+            Config(lex_timeout=bad)  # type: ignore[arg-type]
+    assert Config(lex_timeout=0).lex_timeout == 0  # no limit
 
 
 def die_at_start() -> bool:
