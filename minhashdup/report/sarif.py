@@ -3,11 +3,11 @@
 One result per verified pair (or per cluster with ``per="cluster"``). The first file is the
 result's location, the other file(s) related locations linked from the message. A pair's
 regions are the line ranges of the two files' longest shared token run (the files are lexed
-again, as ``minhashdup compare`` does); a family's, and a file that no longer reads, get line 1. URIs are
-relative to the project root (the git repository holding the current folder, else the
-current folder) under the base id ``%SRCROOT%``, which ``originalUriBaseIds`` maps to an
-absolute ``file:`` URI. ``partialFingerprints`` come from the paths alone, so an alert keeps
-its identity when either file is edited.
+again, as ``minhashdup compare`` does); a family's files, and a file that no longer reads,
+get line 1. URIs are relative to the project root (the git repository holding the current
+folder, else the current folder) under the base id ``%SRCROOT%``, which
+``originalUriBaseIds`` maps to an absolute ``file:`` URI. ``partialFingerprints`` come from
+the paths alone, so an alert keeps its identity when either file is edited.
 
 GitHub accepts at most 25,000 results per run and 10 MB per file: beyond either, the
 strongest results are kept (pairs come sorted by similarity) and the truncation is stated in

@@ -78,7 +78,7 @@ def pair_runs(
     """
     names = sorted({path for pair in pairs for path in pair})
     index = {name: i for i, name in enumerate(names)}
-    family = {}
+    family: dict[int, int] = {}
     for k, members in enumerate(components(len(names), [(index[a], index[b]) for a, b in pairs])):
         family.update(dict.fromkeys(members, k))
     chosen: list[list[int]] = [[] for _ in set(family.values())]
