@@ -131,6 +131,13 @@ def main() -> None:
         default=0,
         help="also rerun MinHash/LSH with this many other seeds on the same shingles",
     )
+    parser.add_argument(
+        "--ideal",
+        type=int,
+        default=0,
+        metavar="SEEDS",
+        help="also measure the recall spread per bin with truly random permutations (a random rank per shingle)",
+    )
     args = parser.parse_args()
     root = args.go_src or fetch_go_src()
     config = Config(
@@ -161,6 +168,9 @@ def main() -> None:
     check_evaluate(corpus, config)
     print()
     check_bits(corpus, config, truth, bits=16)
+    if args.ideal:
+        print()
+        check_ideal(corpus, config, repeats=args.ideal)
 
 
 def _fresh(corpus):  # type: ignore[no-untyped-def]
@@ -246,6 +256,39 @@ def folder_pairs(corpus, config: Config, low: float, high: float) -> collections
             a, b = (os.path.relpath(os.path.dirname(corpus.paths[keep[x]]), root) for x in (i, j))
             out[(min(a, b), max(a, b))] += 1
     return out
+
+
+def check_ideal(corpus, config: Config, repeats: int, low: float = 0.3) -> None:  # type: ignore[no-untyped-def]
+    """The spread of recall per bin when each hash function is an ideal random permutation
+    (every distinct shingle gets a fresh random rank): is the spread the data's or the family's?"""
+    keep = comparable(corpus, config.min_shingles)
+    truth = exact_all_pairs([corpus.sets[i] for i in keep], low)
+    files = sorted({i for pair in truth for i in pair})
+    values, inverse = np.unique(np.concatenate([corpus.sets[keep[i]] for i in files]), return_inverse=True)
+    starts = np.r_[0, np.cumsum([len(corpus.sets[keep[i]]) for i in files])[:-1]]
+    where = {f: k for k, f in enumerate(files)}
+    a = np.array([where[i] for i, _ in truth])
+    b = np.array([where[j] for _, j in truth])
+    jac = np.array(list(truth.values()))
+    index = np.minimum(np.floor((jac - low) / 0.1 + 1e-9).astype(int), round((1 - low) / 0.1) - 1)
+    recalls = []
+    for seed in range(repeats):
+        rng = np.random.default_rng(seed)
+        sig = np.empty((len(files), config.num_hashes), dtype=np.uint64)
+        for h in range(config.num_hashes):
+            rank = rng.integers(0, 2**63, size=len(values), dtype=np.uint64)
+            sig[:, h] = np.minimum.reduceat(rank[inverse], starts)
+        same = (sig[a] == sig[b]).reshape(len(a), config.bands, config.rows).all(axis=2).any(axis=1)
+        recalls.append([same[index == k].mean() for k in range(index.max() + 1)])
+    r = np.array(recalls)
+    predicted = candidate_probability(jac, config.bands, config.rows)
+    print(f"ideal random permutations (a random rank per shingle and hash), {repeats} seeds:")
+    for k in range(r.shape[1]):
+        count = int(np.sum(index == k))
+        print(
+            f"  {low + 0.1 * k:.1f}-{low + 0.1 * (k + 1):.1f}  pairs {count:5d}  predicted "
+            f"{predicted[index == k].mean():.3f}  mean {r[:, k].mean():.3f}  sd over seeds {r[:, k].std(ddof=1):.3f}"
+        )
 
 
 def check_bits(corpus, config: Config, truth: dict[tuple[str, str], float], bits: int) -> None:  # type: ignore[no-untyped-def]
