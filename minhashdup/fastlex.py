@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import _TokenType
 
@@ -131,14 +132,24 @@ class FastLexer:
         tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
         self.states = _States(tokendefs, type(lexer).flags)
 
-    def significant_tokens(self, text: str, starts: list[int] | None = None) -> list[str]:
+    def significant_tokens(self, text: str) -> list[str]:
         """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
 
         Per rule the drop decision is made once (comment, whitespace, or whitespace-only
-        text), so a dropped token costs one regex call and no tuple. With ``starts``, each
-        kept token's offset in the preprocessed text is appended to it (for line numbers).
+        text), so a dropped token costs one regex call and no tuple.
         """
-        text = self.lexer._preprocess_lexer_input(text)
+        return self._scan(self.lexer._preprocess_lexer_input(text), None)
+
+    def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
+        """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
+        text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
+        starts: list[int] = []
+        tokens = self._scan(text, starts)
+        newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
+        return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
+
+    def _scan(self, text: str, starts: list[int] | None) -> list[str]:
+        """The kept tokens of preprocessed ``text``; with ``starts``, each one's offset too."""
         out: list[str] = []
         keep = out.append
         track = starts is not None

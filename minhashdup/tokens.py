@@ -13,7 +13,6 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-import numpy as np
 from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, guess_lexer
 from pygments.lexers.special import TextLexer
@@ -161,14 +160,7 @@ def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tup
     if fast is None:
         pairs = list(significant_tokens_with_lines(lexer, text))
         return [t for t, _ in pairs], [line for _, line in pairs]
-    starts: list[int] = []
-    texts = fast.significant_tokens(text, starts)
-    # Offsets are into pygments' preprocessed text (newlines made LF): count those.
-    newlines = np.flatnonzero(
-        np.frombuffer(lexer._preprocess_lexer_input(text).encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10
-    )
-    lines = (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
-    return texts, lines
+    return fast.significant_tokens_with_lines(text)
 
 
 @functools.lru_cache(maxsize=256)
