@@ -51,7 +51,7 @@ class Baseline:
 
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
-        return _ordered(relative(pair.a, self.base), relative(pair.b, self.base))
+        return _key(pair, self.base)
 
 
 def load(path: str) -> Baseline:
@@ -109,7 +109,7 @@ def write(result: Result, path: str) -> int:
     base = os.path.dirname(real(path))
     entries: dict[tuple[str, str], float] = {}
     for pair in result.pairs:
-        entries[_ordered(relative(pair.a, base), relative(pair.b, base))] = round(pair.jaccard, 6)
+        entries[_key(pair, base)] = round(pair.jaccard, 6)
     lines = [json.dumps({"a": a, "b": b, "jaccard": j}, ensure_ascii=False) for (a, b), j in sorted(entries.items())]
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
@@ -147,6 +147,11 @@ def mark(result: Result, baseline: Baseline, tolerance: float) -> Result:
         for name, n in baseline.dropped.items()
     ]
     return dataclasses.replace(result, pairs=pairs, warnings=[*result.warnings, *notes])
+
+
+def _key(pair: Pair, base: str) -> tuple[str, str]:
+    """A pair's two paths relative to the baseline's folder, in order: how entries are keyed."""
+    return _ordered(relative(pair.a, base), relative(pair.b, base))
 
 
 def _ordered(a: str, b: str) -> tuple[str, str]:
