@@ -78,17 +78,16 @@ def pair_runs(
     """
     names = sorted({path for pair in pairs for path in pair})
     index = {name: i for i, name in enumerate(names)}
-    family: dict[int, int] = {}
-    for k, members in enumerate(components(len(names), [(index[a], index[b]) for a, b in pairs])):
-        family.update(dict.fromkeys(members, k))
-    chosen: list[list[int]] = [[] for _ in set(family.values())]
-    for k, (a, _) in enumerate(pairs):
-        chosen[family[index[a]]].append(k)
     # Workers may run in another folder: they get absolute paths, and the texts come back
     # under the names asked for.
+    absolute = {name: os.path.abspath(name) for name in names}
+    groups = components(len(names), [(index[a], index[b]) for a, b in pairs])
+    family = {member: k for k, members in enumerate(groups) for member in members}
+    chosen: list[list[int]] = [[] for _ in groups]  # pair indices of each family
+    for k, (a, _) in enumerate(pairs):
+        chosen[family[index[a]]].append(k)
     tasks: list[_Task] = [
-        ([(os.path.abspath(pairs[k][0]), os.path.abspath(pairs[k][1])) for k in ks], shingle, limit, texts)
-        for ks in chosen
+        ([(absolute[pairs[k][0]], absolute[pairs[k][1]]) for k in ks], shingle, limit, texts) for ks in chosen
     ]
     done = _run(tasks, jobs if len(pairs) >= POOL_PAIRS else 1)
     found: list[list[Run] | None] = [None] * len(pairs)
@@ -96,11 +95,8 @@ def pair_runs(
     for ks, (runs, got) in zip(chosen, done, strict=True):
         for k, r in zip(ks, runs, strict=True):
             found[k] = r
-        for k in ks:
-            for name in pairs[k]:
-                if os.path.abspath(name) in got:
-                    read[name] = got[os.path.abspath(name)]
-    return found, read
+        read.update(got)
+    return found, {name: read[absolute[name]] for name in names if absolute[name] in read}
 
 
 def _run(tasks: list[_Task], jobs: int) -> list[tuple[list[list[Run] | None], dict[str, str]]]:
