@@ -206,7 +206,8 @@ def check_evaluate(corpus, config: Config, low: float = 0.3) -> None:  # type: i
     ev = evaluate(_fresh(corpus), config, low)
     repeats = ev.params["repeats"]
     keep = comparable(corpus, config.min_shingles)
-    sims = np.array(list(exact_all_pairs([corpus.sets[i] for i in keep], low).values()))
+    truth = exact_all_pairs([corpus.sets[i] for i in keep], low)
+    sims = np.array(list(truth.values()))
     index = np.minimum(np.floor((sims - low) / 0.1 + 1e-9).astype(int), len(ev.bins) - 1)
     print(
         f"evaluate --low {low}: {ev.candidates} candidates of {ev.all_pairs} pairs of distinct sets; "
@@ -240,20 +241,20 @@ def check_evaluate(corpus, config: Config, low: float = 0.3) -> None:  # type: i
         f"(evaluate's recall, mean of {repeats} seeds); seed {config.seed} alone: {100 * worst_seed:.1f} points"
     )
     widest = max((b for b in ev.bins if b.pairs >= 100), key=lambda b: float(np.std(b.recalls)))
-    families = folder_pairs(corpus, config, widest.low, widest.high)
+    families = folder_pairs([corpus.paths[i] for i in keep], truth, widest.low, widest.high)
     top = ", ".join(f"{n} {a} ~ {b}" for (a, b), n in families.most_common(3))
     print(f"  the widest spread is at {widest.low:.1f}-{widest.high:.1f}; its pairs by folders: {top}")
 
 
-def folder_pairs(corpus, config: Config, low: float, high: float) -> collections.Counter[tuple[str, str]]:  # type: ignore[no-untyped-def]
-    """File pairs with J in [low, high), counted by the folders of their two files."""
-    keep = comparable(corpus, config.min_shingles)
-    root = os.path.commonpath([corpus.paths[i] for i in keep])
-    pairs = exact_all_pairs([corpus.sets[i] for i in keep], low)
+def folder_pairs(
+    paths: list[str], pairs: dict[tuple[int, int], float], low: float, high: float
+) -> collections.Counter[tuple[str, str]]:
+    """Pairs (indices into ``paths``) with J in [low, high), counted by their two files' folders."""
+    root = os.path.commonpath(paths)
     out: collections.Counter[tuple[str, str]] = collections.Counter()
     for (i, j), jac in pairs.items():
-        if jac < high:
-            a, b = (os.path.relpath(os.path.dirname(corpus.paths[keep[x]]), root) for x in (i, j))
+        if low <= jac < high:
+            a, b = (os.path.relpath(os.path.dirname(paths[x]), root) for x in (i, j))
             out[(min(a, b), max(a, b))] += 1
     return out
 
