@@ -178,7 +178,7 @@ def find_config_file(start: str | os.PathLike[str] = ".") -> Path | None:
     folder = Path(start).resolve()
     for candidate in (folder, *folder.parents):
         path = candidate / "pyproject.toml"
-        if path.is_file() and _table(_read_toml(path), path, required=False) is not None:
+        if path.is_file() and _table(_read_toml(path), path) is not None:
             return path
     return None
 
@@ -191,7 +191,7 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         ConfigError: the file cannot be read or is not valid TOML.
     """
     doc = _read_toml(Path(path))
-    table = _table(doc, Path(path), required=False)
+    table = _table(doc, Path(path))
     return doc if table is None else table
 
 
@@ -205,12 +205,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({err})") from None
 
 
-def _table(doc: dict[str, Any], path: Path, required: bool) -> dict[str, Any] | None:
+def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """The ``[tool.minhashdup]`` table of a parsed file, ``None`` if it has none."""
     node: Any = doc
     for key in CONFIG_TABLE:
         if not isinstance(node, dict) or key not in node:
-            if required:
-                raise ConfigError(f"{path}: no [tool.minhashdup] table")
             return None
         node = node[key]
     if not isinstance(node, dict):
