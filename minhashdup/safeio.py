@@ -1,0 +1,81 @@
+"""Reading a file of an untrusted tree: regular files only, never blocking, never unbounded.
+
+A repository can hold anything where a source file or a ``.gitignore`` is expected: a FIFO
+(``open`` waits forever for a writer), a link to ``/dev/zero`` (``read`` never ends), a file
+that grows while it is read. :func:`read_regular` opens without blocking, checks what it
+opened (not what the name pointed at a moment before) and reads at most ``limit`` bytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+__all__ = ["NotRegularFileError", "TooLargeError", "kind_of", "read_regular"]
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
+
+class NotRegularFileError(OSError):
+    """The path names a FIFO, a device, a socket or a folder, not a regular file."""
+
+
+class TooLargeError(OSError):
+    """The file holds more than the limit (it may have grown since it was listed)."""
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    Args:
+        path: the file to read (links are followed, as ``open`` does).
+        limit: the most bytes accepted; a larger file raises :class:`TooLargeError`.
+
+    Returns:
+        The file's whole content.
+
+    Raises:
+        NotRegularFileError: ``path`` is not a regular file (checked on the open handle).
+        TooLargeError: the file holds more than ``limit`` bytes.
+        OSError: it cannot be opened or read.
+
+    Example:
+        >>> read_regular("/dev/null", 10)
+        Traceback (most recent call last):
+        ...
+        minhashdup.safeio.NotRegularFileError: [Errno 22] not a regular file (character device): '/dev/null'
+    """
+    fd = os.open(path, _FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", path)
+        chunks = []
+        remaining = limit + 1  # one byte more than allowed tells a file over the limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise TooLargeError(errno.EFBIG, f"more than {limit} bytes", path)
+    return data
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words (for skip details and messages)."""
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISDIR, "folder"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
