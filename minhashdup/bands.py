@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.hashing import U64, UInt64Array, mix64_inplace
-from minhashdup.runs import pairs_in_runs, runs
+from minhashdup.runs import distinct, pairs_in_runs, runs
 
 IntArray = npt.NDArray[np.int64]
 _COMBINE = U64(0xD6E8FEB86659FD93)
@@ -83,15 +83,14 @@ def candidate_pairs(keys: UInt64Array, max_bucket: int) -> tuple[IntArray, list[
         [[0, 1], [1, 2]]
     """
     n = len(keys)
-    chunks: list[IntArray] = []
+    codes = np.empty(0, dtype=np.int64)
     oversize: list[Oversize] = []
     for band in range(keys.shape[1] if n else 0):
-        codes, big = _band_pairs(keys[:, band], n, max_bucket)
-        chunks.append(codes)
+        band_codes, big = _band_pairs(keys[:, band], n, max_bucket)
+        # Merged band by band: the same pairs recur in every band, so memory holds the
+        # distinct pairs and one band's, not ``bands`` copies of them.
+        codes = distinct(np.concatenate([codes, band_codes]))
         oversize.extend(Oversize(band, size, example) for size, example in big)
-    if not chunks:
-        return np.empty((0, 2), dtype=np.int64), oversize
-    codes = np.unique(np.concatenate(chunks))
     return np.stack([codes // n, codes % n], axis=1), oversize
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from minhashdup.hashing import UInt64Array
-from minhashdup.runs import pairs_in_runs, runs
+from minhashdup.runs import distinct, runs
 from minhashdup.shingles import intersection_size
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+_VERIFY_ROWS = 65_536  # candidate pairs turned into Python ints at a time
 
 
 def size_bound(size_a: int, size_b: int) -> float:
@@ -38,18 +40,17 @@ def verify(
         sizes, and their exact Jaccard, in the input order.
     """
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
-    kept: list[int] = []
-    common: list[int] = []
-    for row, (i, j) in enumerate(pairs.tolist()):
-        if size_bound(int(sizes[i]), int(sizes[j])) < threshold:
-            continue
-        inter = intersection_size(sets[i], sets[j])
-        union = int(sizes[i] + sizes[j]) - inter
-        if union and inter / union >= threshold:
-            kept.append(row)
-            common.append(inter)
-    rows = np.asarray(kept, dtype=np.int64)
-    inter_arr = np.asarray(common, dtype=np.int64)
+    common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
+    for start in range(0, len(pairs), _VERIFY_ROWS):  # a block at a time: no list of every pair
+        for row, (i, j) in enumerate(pairs[start : start + _VERIFY_ROWS].tolist(), start):
+            if size_bound(int(sizes[i]), int(sizes[j])) < threshold:
+                continue
+            inter = intersection_size(sets[i], sets[j])
+            union = int(sizes[i] + sizes[j]) - inter
+            if union and inter / union >= threshold:
+                common[row] = inter
+    rows = np.flatnonzero(common >= 0)
+    inter_arr = common[rows]
     out_pairs = pairs[rows] if len(rows) else np.empty((0, 2), dtype=np.int64)
     union_arr = sizes[out_pairs[:, 0]] + sizes[out_pairs[:, 1]] - inter_arr
     jac = inter_arr / np.maximum(union_arr, 1)
@@ -91,24 +92,132 @@ def all_pairs(sets: Sequence[UInt64Array], threshold: float) -> tuple[IntArray, 
     return verify(candidates, sets, threshold)
 
 
-def prefix_candidates(sets: Sequence[UInt64Array], threshold: float) -> IntArray:
-    """Pairs that pass the prefix, size and positional filters (a superset of the true pairs)."""
+#: Prefix meetings (two sets sharing a prefix shingle) made at a time: about 100 MB of index
+#: arrays at most. Near-duplicates meet once per shared shingle, billions of times in all.
+CHUNK_MEETINGS = 1_000_000
+
+#: A set starting more than ``HEAVY * n`` meetings (``n`` sets) is taken alone, and only until
+#: every set it may pair with is found: checking that costs ``n``, a small share of its work.
+HEAVY = 8
+
+
+def prefix_candidates(sets: Sequence[UInt64Array], threshold: float, chunk: int = CHUNK_MEETINGS) -> IntArray:
+    """Pairs that pass the prefix, size and positional filters (a superset of the true pairs).
+
+    Two sets meet once per prefix shingle they share: 2,000 near-duplicates meet about two
+    billion times, for two million pairs. Meetings are made for a few sets at a time, at most
+    ``chunk`` at once, and each block of sets' pairs is deduplicated before the next: memory
+    holds the distinct candidates and one chunk, never all the meetings.
+
+    Returns:
+        ``(m, 2)`` pairs ``(i, j)``, ``i < j``, sorted.
+    """
     n = len(sets)
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=n)
     if n < 2 or not sizes.any():
         return np.empty((0, 2), dtype=np.int64)
-    owner, rank, pos = _ranked_prefixes(sets, sizes, threshold)
-    order = np.argsort(rank * n + owner)  # by element rank, then by set (keys are distinct)
-    starts, lengths = runs(rank[order])
-    codes: list[IntArray] = []
-    for p, q in pairs_in_runs(starts, lengths):
-        a, b = owner[order[p]], owner[order[q]]  # a < b: same rank, sorted by set
-        keep = _filters(sizes[a], sizes[b], pos[order[p]], pos[order[q]], threshold)
-        codes.append(a[keep] * n + b[keep])
-    if not codes:
-        return np.empty((0, 2), dtype=np.int64)
-    unique = np.unique(np.concatenate(codes))
+    index = _PrefixIndex(*_ranked_prefixes(sets, sizes, threshold), sizes=sizes, threshold=threshold)
+    codes = [index.block_codes(lo, hi, chunk) for lo, hi in index.blocks(chunk)]
+    unique = np.concatenate(codes)  # blocks are of distinct sets, in order: codes come sorted
     return np.stack([unique // n, unique % n], axis=1)
+
+
+class _PrefixIndex:
+    """The prefix entries (sorted by set, then rank) and, for each, the meetings it starts:
+    the entries of later sets with the same shingle (consecutive in rank-then-set order).
+
+    A meeting of sets A and B at positions (pos_A, pos_B) passes two filters. The size filter:
+    ``min(|A|, |B|) >= t max(|A|, |B|)``. PPJoin's positional filter: at the pair's first
+    shared shingle the overlap can be at most ``min(|A| - pos_A, |B| - pos_B)``, and J >= t
+    needs ``t / (1 + t) (|A| + |B|)``. A later meeting has a smaller bound, so a pair is
+    kept if any of its meetings passes. Both are tabulated (per set, per sum of sizes) from
+    the same floating-point expressions: a few lookups per meeting.
+    """
+
+    def __init__(self, owner: IntArray, rank: IntArray, pos: IntArray, sizes: IntArray, threshold: float) -> None:
+        self.n = n = len(sizes)
+        order = np.argsort(rank * n + owner)  # by shingle rank, then by set (keys are distinct)
+        starts, lengths = runs(rank[order])
+        self.at = np.empty_like(order)  # where each entry sits in that order
+        self.at[order] = np.arange(len(order), dtype=np.int64)
+        self.later = np.repeat(starts + lengths, lengths)[self.at] - self.at - 1
+        self.before = np.r_[0, np.cumsum(self.later)]  # meetings started by the entries before each
+        # |B| >= t |A| - eps  <=>  |B| >= ceil(t |A| - eps), sizes being integers
+        self.set_size, self.set_low = sizes, np.ceil(threshold * sizes - 1e-9).astype(np.int64)
+        self.needed = np.ceil(threshold / (1 + threshold) * np.arange(2 * int(sizes.max()) + 1) - 1e-9)
+        self.owner, self.size, self.low, self.left = owner, sizes[owner], self.set_low[owner], sizes[owner] - pos
+        self.owner_at, self.size_at, self.low_at, self.left_at = (
+            x[order] for x in (owner, self.size, self.low, self.left)
+        )
+
+    def blocks(self, chunk: int) -> Iterator[tuple[int, int]]:
+        """Ranges of entries of whole sets: a set starting more than ``HEAVY * n`` meetings
+        alone, else consecutive sets starting at most ``chunk`` meetings in all (or one set)."""
+        firsts = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
+        ends = np.r_[firsts[1:], len(self.owner)]
+        before_end = self.before[ends]
+        heavy = np.flatnonzero(before_end - self.before[firsts] > HEAVY * self.n)
+        i = 0
+        while i < len(firsts):
+            k = int(np.searchsorted(heavy, i))  # the next heavy set
+            if k < len(heavy) and heavy[k] == i:
+                j = i + 1
+            else:
+                fit = int(np.searchsorted(before_end, self.before[firsts[i]] + chunk, side="right"))
+                j = min(int(heavy[k]) if k < len(heavy) else len(firsts), max(i + 1, fit))
+            yield int(firsts[i]), int(ends[j - 1])
+            i = j
+
+    def block_codes(self, lo: int, hi: int, chunk: int) -> IntArray:
+        """Sorted distinct codes ``i * n + j`` of the candidates whose first set has its
+        entries in ``lo:hi``: marked in a dense table of those sets when it is no larger than
+        the meetings, else sorted."""
+        n = self.n
+        first, last = int(self.owner[lo]), int(self.owner[hi - 1])
+        meetings = int(self.before[hi] - self.before[lo])
+        if first == last and meetings > HEAVY * n:
+            return first * n + self._partners(first, lo, hi, chunk)
+        if (last - first + 1) * n > max(meetings, n):
+            a, b = self._meetings(lo, hi)  # several sets, at most ``chunk`` meetings
+            return distinct(a * n + b)
+        seen = np.zeros((last - first + 1, n), dtype=np.bool_)
+        while lo < hi:
+            e = self._cut(lo, hi, chunk)
+            a, b = self._meetings(lo, e)
+            seen[a - first, b] = True
+            lo = e
+        rows, cols = np.nonzero(seen)
+        return (rows.astype(np.int64) + first) * n + cols
+
+    def _partners(self, a: int, lo: int, hi: int, chunk: int) -> IntArray:
+        """Sorted partners of set ``a`` (entries ``lo:hi``), which starts many meetings: made
+        in growing steps, and no further once every later set that the size filter allows is
+        a partner (near-duplicates: after their first few shingles)."""
+        size, low = self.set_size[a + 1 :], self.set_low[a + 1 :]
+        possible = int(np.count_nonzero((size >= self.set_low[a]) & (self.set_size[a] >= low)))
+        row = np.zeros(self.n, dtype=np.bool_)
+        step = self.n
+        while lo < hi and int(np.count_nonzero(row)) < possible:
+            e = self._cut(lo, hi, step)
+            row[self._meetings(lo, e)[1]] = True
+            lo, step = e, min(2 * step, chunk)
+        return np.flatnonzero(row).astype(np.int64)
+
+    def _cut(self, lo: int, hi: int, most: int) -> int:
+        """The end of the entries from ``lo`` that start at most ``most`` meetings (one at least)."""
+        e = int(np.searchsorted(self.before, self.before[lo] + most, side="right")) - 1
+        return min(hi, max(lo + 1, e))
+
+    def _meetings(self, lo: int, hi: int) -> tuple[IntArray, IntArray]:
+        """The pairs ``(a, b)`` that entries ``lo:hi`` meet and that pass both filters."""
+        counts = self.later[lo:hi]
+        offsets = np.cumsum(counts) - counts
+        q = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(self.at[lo:hi] + 1 - offsets, counts)
+        size_a, size_b = np.repeat(self.size[lo:hi], counts), self.size_at[q]
+        needed = self.needed[size_a + size_b]
+        keep = (size_b >= np.repeat(self.low[lo:hi], counts)) & (size_a >= self.low_at[q])
+        keep &= (np.repeat(self.left[lo:hi], counts) >= needed) & (self.left_at[q] >= needed)
+        return np.repeat(self.owner[lo:hi], counts)[keep], self.owner_at[q[keep]]
 
 
 def _ranked_prefixes(
@@ -134,20 +243,3 @@ def _ranked_prefixes(
     pos = np.arange(len(rank), dtype=np.int64) - offsets[owner]
     inside = pos < prefix_length(sizes, threshold)[owner]
     return owner[inside], rank[inside], pos[inside]
-
-
-def _filters(
-    size_a: IntArray, size_b: IntArray, pos_a: IntArray, pos_b: IntArray, threshold: float
-) -> npt.NDArray[np.bool_]:
-    """Size filter and PPJoin's positional filter for pairs meeting at (pos_a, pos_b).
-
-    At a pair's first shared element the overlap can be at most ``1 + min(elements left)``;
-    J >= t needs an overlap of at least ``t / (1 + t) * (|A| + |B|)``. At a later shared
-    element the bound is loose, so a pair is kept if any of its meetings passes.
-    """
-    small, large = np.minimum(size_a, size_b), np.maximum(size_a, size_b)
-    size_ok = small >= threshold * large - 1e-9
-    needed = np.ceil(threshold / (1 + threshold) * (size_a + size_b) - 1e-9)
-    reachable = 1 + np.minimum(size_a - pos_a - 1, size_b - pos_b - 1)
-    keep: npt.NDArray[np.bool_] = size_ok & (reachable >= needed)
-    return keep

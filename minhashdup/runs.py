@@ -73,6 +73,18 @@ def _split_run(start: int, size: int, chunk: int) -> Iterator[tuple[IntArray, In
         row = rows[-1] + 1
 
 
+def distinct(values: IntArray) -> IntArray:
+    """The sorted distinct values of an integer array, by sorting: ``numpy.unique`` (hashing,
+    since NumPy 2.3) took 70 times as long on millions of pair codes.
+
+    Example:
+        >>> distinct(np.array([5, 3, 5, 1])).tolist()
+        [1, 3, 5]
+    """
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
 def pair_codes(pairs: npt.NDArray[np.int64], n: int) -> IntArray:
     """One integer per row ``(i, j)`` of an ``(m, 2)`` pair array: ``i * n + j`` (``n`` items),
     so that sets of pairs compare with :func:`numpy.isin`.
