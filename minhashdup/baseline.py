@@ -24,6 +24,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable
 
+from minhashdup import cluster
 from minhashdup.errors import MinhashdupError
 from minhashdup.project import real, relative
 from minhashdup.result import Pair, Result
@@ -41,17 +42,64 @@ class Baseline:
     """Recorded pairs: ``pairs[(a, b)]`` is the Jaccard recorded for paths ``a < b``.
 
     ``base`` is the folder the paths are relative to; ``dropped`` counts, per recorded path
-    that no longer exists, the entries left out because of it.
+    that no longer exists, the entries left out because of it. ``classes`` keys the entries
+    (dropped ones too) by classes of files recorded as identical (see :meth:`recorded`).
     """
 
     path: str
     base: str
     pairs: dict[tuple[str, str], float]
     dropped: dict[str, int]
+    classes: Classes | None = None
 
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
         return _key(pair, self.base)
+
+    def recorded(self, pair: Pair) -> float | None:
+        """The Jaccard recorded for ``pair``: its own entry's, or else that of an entry whose
+        files were recorded as identical (Jaccard 1.0) to the pair's, one to each.
+
+        Identity is transitive, and a large group of identical files is recorded in part (its
+        first file paired with each other one): so a group listed otherwise after a change
+        (its first file deleted, or small enough now to be listed whole) stays known, while a
+        file new to the group is new.
+        """
+        key = self.key(pair)
+        found = self.pairs.get(key)
+        if found is None and self.classes is not None:
+            found = self.classes.get(key)
+        return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Classes:
+    """Baseline entries by classes of identical files: the paths linked by entries recorded at
+    Jaccard 1.0 form a class, named by its first path."""
+
+    first: dict[str, str]  # path -> first path of its class (paths in no class are absent)
+    pairs: dict[tuple[str, str], float]  # (class, class) -> highest Jaccard recorded between them
+
+    @classmethod
+    def of(cls, entries: Iterable[tuple[str, str, float]]) -> Classes | None:
+        """The classes of ``entries``; ``None`` when no entry records identical files."""
+        entries = list(entries)
+        links = [(a, b) for a, b, jaccard in entries if jaccard == 1.0]
+        if not links:
+            return None
+        names = sorted({p for link in links for p in link})
+        index = {name: i for i, name in enumerate(names)}
+        roots = cluster.roots(len(names), [(index[a], index[b]) for a, b in links])
+        first = {name: names[r] for name, r in zip(names, roots, strict=True)}
+        pairs: dict[tuple[str, str], float] = {}
+        for a, b, jaccard in entries:
+            key = _ordered(first.get(a, a), first.get(b, b))
+            pairs[key] = max(jaccard, pairs.get(key, 0.0))
+        return cls(first, pairs)
+
+    def get(self, key: tuple[str, str]) -> float | None:
+        """The Jaccard recorded between the classes of the two paths of ``key``."""
+        return self.pairs.get(_ordered(*(self.first.get(p, p) for p in key)))
 
 
 def load(path: str) -> Baseline:
@@ -71,12 +119,13 @@ def load(path: str) -> Baseline:
     pairs: dict[tuple[str, str], float] = {}
     dropped: Counter[str] = Counter()
     exists: dict[str, bool] = {}
-    for a, b, jaccard in _entries(doc, path):
+    entries = list(_entries(doc, path))
+    for a, b, jaccard in entries:
         gone = [p for p in (a, b) if not exists.setdefault(p, os.path.isfile(os.path.join(base, p)))]
         dropped.update(gone)
         if not gone:
             pairs[_ordered(a, b)] = jaccard
-    return Baseline(path, base, pairs, dict(sorted(dropped.items())))
+    return Baseline(path, base, pairs, dict(sorted(dropped.items())), Classes.of(entries))
 
 
 def _entries(doc: object, path: str) -> Iterable[tuple[str, str, float]]:
@@ -130,7 +179,7 @@ def mark(result: Result, baseline: Baseline, tolerance: float) -> Result:
     pairs, seen, risen = [], set(), 0
     for pair in result.pairs:
         key = baseline.key(pair)
-        recorded = baseline.pairs.get(key)
+        recorded = baseline.recorded(pair)
         known = recorded is not None and round(pair.jaccard, 6) <= recorded + tolerance + 1e-9
         risen += recorded is not None and not known
         seen.add(key)

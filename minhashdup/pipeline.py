@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from minhashdup import cluster, exact, reuse, signature
 from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
-from minhashdup.result import Cluster, Notice, Pair, Result, Stats
+from minhashdup.result import Cluster, Group, Notice, Pair, Result, Stats
 from minhashdup.runs import pair_codes
 from minhashdup.walk import FileEntry, Skip, SkipReason, walk
 
@@ -297,11 +297,12 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     stats.oversize_buckets = len(oversize)
     with timer("exact"):
         ok, common, jac = exact.verify(cand, prep.rep_sets, config.threshold)
-        est = signature.estimate(sigs[ok[:, 0]], sigs[ok[:, 1]], config.bits) if len(ok) else np.empty(0)
+        est = signature.pair_estimates(sigs, ok, config.bits)
     with timer("cluster"):
-        pairs = _expand(corpus, prep.groups, ok, common, jac, est)
-        clusters = _clusters(pairs)
-    stats.verified_pairs = len(pairs)
+        named = _named_groups(corpus, prep.groups)
+        pairs, stats.verified_pairs = _expand(corpus, named, ok, common, jac, est)
+        clusters = _clusters([g.files for g in named], ok, jac)
+    stats.pairs_listed = len(pairs)
     stats.clusters = len(clusters)
     stats.skipped = dict(Counter(s.reason.value for s in prep.skips))
     reps = prep.reps
@@ -314,7 +315,8 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     notices = [Notice(s.path, s.reason.value, s.detail) for s in prep.skips if not s.reason.is_filter]
     files = [corpus.paths[i] for members in prep.groups.members for i in members]
     rejected = _rejected(cand, ok, [corpus.paths[i] for i in reps])
-    return Result(config.params(), stats, pairs, clusters, notices, warnings, sorted(files), rejected)
+    groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
+    return Result(config.params(), stats, pairs, clusters, notices, warnings, sorted(files), rejected, groups)
 
 
 def _rejected(cand: np.ndarray, ok: np.ndarray, names: list[str]) -> list[tuple[str, str]]:
@@ -341,23 +343,62 @@ def _signatures(corpus: Corpus, reps: list[int], config: Config) -> UInt64Array:
     return signature.signatures_of_sets([corpus.sets[i] for i in reps], seeds)
 
 
-def _expand(
-    corpus: Corpus, groups: Groups, ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
-) -> list[Pair]:
-    """Pairs of representatives -> pairs of files, adding every pair inside a group at J = 1."""
-    paths, sets = corpus.paths, corpus.sets
-    out: list[Pair] = []
+#: A group of identical files, or two similar groups, standing for more file pairs than this
+#: lists only some of them (see :func:`_expand`), so that the listing grows with the number of
+#: files and not with its square. Every group of up to 45 files is listed whole.
+MAX_LISTED_PAIRS = 1_000
+
+
+def _named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
+    """Each group of identical sets by path (sorted: the first file anchors a partial listing),
+    with the number of pairs inside it that :func:`_expand` lists."""
+    out = []
     for members in groups.members:
-        n = len(sets[members[0]])
-        for x in range(len(members)):
-            for y in range(x + 1, len(members)):
-                out.append(_pair(paths[members[x]], paths[members[y]], 1.0, 1.0, n, n, n))
-    for (gi, gj), c, j, e in zip(ok.tolist(), common.tolist(), jac.tolist(), est.tolist(), strict=True):
-        for x in groups.members[gi]:
-            for y in groups.members[gj]:
-                out.append(_pair(paths[x], paths[y], j, e, len(sets[x]), len(sets[y]), c))
-    out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
+        files = tuple(sorted(corpus.paths[i] for i in members))
+        n = len(files)
+        listed = n * (n - 1) // 2 if n * (n - 1) // 2 <= MAX_LISTED_PAIRS else n - 1
+        out.append(Group(files, len(corpus.sets[members[0]]), listed))
     return out
+
+
+def _expand(
+    corpus: Corpus, groups: list[Group], ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
+) -> tuple[list[Pair], int]:
+    """Pairs of representatives -> pairs of files, and how many file pairs they stand for.
+
+    Inside a group every pair is at J = 1; between two groups every pair has the
+    representatives' J. Every pair is listed while a group, or two groups, stand for at most
+    :data:`MAX_LISTED_PAIRS` file pairs; beyond, a group lists its first file with each other
+    one, and two groups the pair of their first files: memory grows with the files, the count
+    stays exact.
+    """
+    out: list[Pair] = []
+    total = 0
+    for group in groups:
+        files, n = group.files, group.shingles
+        total += group.pairs_total
+        if group.pairs_listed == group.pairs_total:
+            out.extend(Pair(a, b, 1.0, 1.0, n, n, n) for x, a in enumerate(files) for b in files[x + 1 :])
+        else:
+            out.extend(Pair(files[0], b, 1.0, 1.0, n, n, n) for b in files[1:])
+    for (gi, gj), c, j, e in _rows(ok, common, jac, est):
+        ga, gb = groups[gi], groups[gj]
+        total += len(ga.files) * len(gb.files)
+        listed = (
+            [(x, y) for x in ga.files for y in gb.files]
+            if len(ga.files) * len(gb.files) <= MAX_LISTED_PAIRS
+            else [(ga.files[0], gb.files[0])]
+        )
+        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)
+    out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
+    return out, total
+
+
+def _rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
+    """The rows of equally long arrays as Python values, converted a block at a time (a list
+    of millions of Python numbers costs ten times the array)."""
+    for start in range(0, len(columns[0]), 65_536):
+        yield from zip(*(c[start : start + 65_536].tolist() for c in columns), strict=True)
 
 
 def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int) -> Pair:
@@ -366,16 +407,24 @@ def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int)
     return Pair(a, b, jac, est, na, nb, common)
 
 
-def _clusters(pairs: list[Pair]) -> list[Cluster]:
-    names = sorted({p.a for p in pairs} | {p.b for p in pairs})
-    index = {name: i for i, name in enumerate(names)}
-    edges = [(index[p.a], index[p.b]) for p in pairs]
-    comps = cluster.components(len(names), edges)
-    owner = {node: c for c, comp in enumerate(comps) for node in comp}
-    sims: list[list[float]] = [[] for _ in comps]
-    for p, (a, _) in zip(pairs, edges, strict=True):
-        sims[owner[a]].append(p.jaccard)
-    return [Cluster(tuple(names[i] for i in comp), len(s), min(s), max(s)) for comp, s in zip(comps, sims, strict=True)]
+def _clusters(files: list[tuple[str, ...]], ok: np.ndarray, jac: np.ndarray) -> list[Cluster]:
+    """Families: groups of identical files joined by the verified pairs of their
+    representatives, every pair of files counted (as if each had been listed)."""
+    root = cluster.roots(len(files), (edge for (edge,) in _rows(ok)))
+    names: dict[int, list[str]] = {}
+    count: dict[int, int] = {}
+    sims: dict[int, list[float]] = {}
+    for g, members in enumerate(files):
+        names.setdefault(root[g], []).extend(members)
+        if len(members) > 1:
+            count[root[g]] = count.get(root[g], 0) + len(members) * (len(members) - 1) // 2
+            sims.setdefault(root[g], []).append(1.0)
+    for (gi, gj), j in _rows(ok, jac):
+        count[root[gi]] = count.get(root[gi], 0) + len(files[gi]) * len(files[gj])
+        sims.setdefault(root[gi], []).append(j)
+    found = [Cluster(tuple(sorted(names[r])), n, min(sims[r]), max(sims[r])) for r, n in count.items()]
+    found.sort(key=lambda c: (-len(c.files), c.files[0]))
+    return found
 
 
 @contextlib.contextmanager

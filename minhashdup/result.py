@@ -6,10 +6,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 1
+#: 2: ``groups`` of identical files; a large group lists only some of its pairs (see :class:`Group`).
+SCHEMA_VERSION = 2
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Pair:
     """Two files whose exact Jaccard similarity reached the threshold.
 
@@ -41,7 +42,7 @@ class Pair:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Cluster:
     """A family of files joined by verified pairs (transitively)."""
 
@@ -61,6 +62,38 @@ class Cluster:
         }
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Group:
+    """Files whose shingle sets are identical (Jaccard 1.0 between any two of them).
+
+    A group of ``n`` files stands for ``n (n - 1) / 2`` pairs. All of them are listed in
+    ``Result.pairs`` while that is at most ``minhashdup.pipeline.MAX_LISTED_PAIRS`` (1,000, a group
+    of up to 45 files); a larger group lists its first file (by path) paired with each other
+    one: ``pairs_listed = n - 1``. Likewise, two groups whose sets are similar list every pair
+    across them while that is at most the bound, else only the pair of their first files. Every
+    file of a group has the partners of its first file; ``stats.verified_pairs`` counts them all.
+    """
+
+    files: tuple[str, ...]  # sorted
+    shingles: int
+    pairs_listed: int
+
+    @property
+    def pairs_total(self) -> int:
+        """Pairs of files inside the group: ``n (n - 1) / 2``."""
+        return len(self.files) * (len(self.files) - 1) // 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with stable keys, for JSON."""
+        return {
+            "size": len(self.files),
+            "shingles": self.shingles,
+            "pairs_total": self.pairs_total,
+            "pairs_listed": self.pairs_listed,
+            "files": list(self.files),
+        }
+
+
 @dataclasses.dataclass
 class Stats:
     """Counts and timings of a scan. ``skipped`` maps each skip reason to a count of paths."""
@@ -75,7 +108,8 @@ class Stats:
     shingles: int = 0
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
     candidates: int = 0
-    verified_pairs: int = 0
+    verified_pairs: int = 0  # every pair of files at or above the threshold
+    pairs_listed: int = 0  # those in ``Result.pairs``: fewer when a large group is listed in part
     clusters: int = 0
     oversize_buckets: int = 0
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -121,17 +155,21 @@ class Result:
     files: list[str] = dataclasses.field(default_factory=list)
     #: Candidate pairs (of representatives) that the exact check turned down.
     rejected: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    #: Groups of two or more identical files, largest first.
+    groups: list[Group] = dataclasses.field(default_factory=list)
 
     def keep(self, wanted: Callable[[Pair], bool]) -> Result:
-        """A copy with only the pairs ``wanted`` accepts and the clusters holding one of them.
+        """A copy with only the pairs ``wanted`` accepts and the clusters and groups holding one
+        of them.
 
-        Clusters stay whole (every member, every pair count): a changed file's whole family
-        is what a reviewer needs to see. ``stats.verified_pairs`` keeps the scan's count.
+        Clusters and groups stay whole (every member, every pair count): a changed file's whole
+        family is what a reviewer needs to see. ``stats.verified_pairs`` keeps the scan's count.
         """
         pairs = [p for p in self.pairs if wanted(p)]
         named = {p.a for p in pairs}
         clusters = [c for c in self.clusters if not named.isdisjoint(c.files)]
-        return dataclasses.replace(self, pairs=pairs, clusters=clusters)
+        groups = [g for g in self.groups if not named.isdisjoint(g.files)]
+        return dataclasses.replace(self, pairs=pairs, clusters=clusters, groups=groups)
 
     @property
     def new_pairs(self) -> list[Pair]:
@@ -139,11 +177,17 @@ class Result:
         return [p for p in self.pairs if not p.known]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document: ``{schema_version, params, stats, pairs, clusters}``."""
+        """The JSON document: ``{schema_version, params, stats, pairs, clusters, groups}``."""
+        return {k: [x.to_dict() for x in v] if isinstance(v, list) else v for k, v in self.document().items()}
+
+    def document(self) -> dict[str, Any]:
+        """The JSON document's keys in order, its lists still of :class:`Pair`, :class:`Cluster`
+        and :class:`Group` (each has ``to_dict``): a renderer converts one at a time."""
         return {
             "schema_version": SCHEMA_VERSION,
             "params": self.params,
             "stats": self.stats.to_dict(),
-            "pairs": [p.to_dict() for p in self.pairs],
-            "clusters": [c.to_dict() for c in self.clusters],
+            "pairs": self.pairs,
+            "clusters": self.clusters,
+            "groups": self.groups,
         }

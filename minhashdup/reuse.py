@@ -24,7 +24,7 @@ from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
-from minhashdup.result import Cluster, Notice, Pair, Result, Stats
+from minhashdup.result import SCHEMA_VERSION, Cluster, Group, Notice, Pair, Result, Stats
 from minhashdup.walk import FileEntry, Skip, SkipReason
 
 
@@ -146,7 +146,7 @@ def result_key(
 ) -> bytes:
     """The key of a scan's result; every input that can change the result goes into it."""
     h = hashlib.blake2b(digest_size=20)
-    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT}
+    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
     h.update(json.dumps(head, sort_keys=True).encode())
     for entry, key in zip(files, keys, strict=True):
         h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
@@ -173,6 +173,7 @@ def encode_result(result: Result) -> bytes:
         "warnings": result.warnings,
         "files": result.files,
         "rejected": result.rejected,
+        "groups": [[list(g.files), g.shingles, g.pairs_listed] for g in result.groups],
     }
     return zlib.compress(json.dumps(doc).encode("utf-8", "surrogatepass"), 6)
 
@@ -189,4 +190,5 @@ def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
         list(doc["warnings"]),
         list(doc["files"]),
         [(a, b) for a, b in doc["rejected"]],
+        [Group(tuple(g[0]), g[1], g[2]) for g in doc["groups"]],
     )

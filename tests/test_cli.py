@@ -41,7 +41,7 @@ def test_json_document_shape_and_params(tree: Path) -> None:
     code, out, err = run("scan", str(tree), "--format", "json", "--exclude", "*_test.go", "-q", "-t", "0.6")
     assert code == ExitCode.OK
     doc = json.loads(out)
-    assert list(doc) == ["schema_version", "params", "stats", "pairs", "clusters"]
+    assert list(doc) == ["schema_version", "params", "stats", "pairs", "clusters", "groups"]
     assert doc["params"] == {
         "bands": 12,
         "rows": 4,
