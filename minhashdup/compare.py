@@ -10,6 +10,7 @@ import numpy as np
 
 from minhashdup.config import Config
 from minhashdup.errors import InputPathError
+from minhashdup.paths import PathArg, one_path
 from minhashdup.shingles import intersection_size, shingle_hashes, token_hashes
 from minhashdup.signature import estimate, hash_seeds, signature, standard_error, truncate
 from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
@@ -63,12 +64,14 @@ class Lexed:
     lines: list[int]  # per token
 
 
-def compare_files(a: str, b: str, config: Config | None = None) -> Comparison:
+def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Comparison:
     """Compare two files as the scan would, and locate their shared token runs.
 
     Raises:
         InputPathError: a file is missing, unreadable, binary or has no lexer.
+        TypeError: ``a`` or ``b`` is not a ``str`` or ``os.PathLike``.
     """
+    a, b = one_path(a, "a"), one_path(b, "b")
     config = config or Config()
     la, lb = (lex_text(path, read_source(path), config.shingle) for path in (a, b))
     sa, sb = np.unique(la.hashes), np.unique(lb.hashes)

@@ -21,6 +21,7 @@ from minhashdup import cluster, exact, reuse, signature
 from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
+from minhashdup.paths import PathsArg, path_list
 from minhashdup.result import Cluster, Group, Notice, Pair, Result, Stats
 from minhashdup.runs import pair_codes
 from minhashdup.walk import FileEntry, Skip, SkipReason, walk
@@ -65,13 +66,11 @@ class Groups:
         return [m[0] for m in self.members]
 
 
-def scan(
-    paths: Sequence[str | os.PathLike[str]], config: Config | None = None, progress: ProgressFactory | None = None
-) -> Result:
+def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactory | None = None) -> Result:
     """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
 
     Args:
-        paths: folders or files.
+        paths: a folder or file, or a list of them (a string is one path).
         config: options; defaults to :class:`Config` ().
         progress: optional factory of progress bars, called with a stage name and a total.
 
@@ -81,14 +80,15 @@ def scan(
     Raises:
         InputPathError: a path does not exist.
         ConfigError: an option (e.g. a glob) is invalid.
+        TypeError: ``paths`` holds something other than ``str`` or ``os.PathLike``.
 
     Example:
-        >>> result = scan(["examples"], Config(threshold=0.6))  # doctest: +SKIP
+        >>> result = scan("examples", Config(threshold=0.6))  # doctest: +SKIP
         >>> result.pairs[0].jaccard >= 0.6  # doctest: +SKIP
         True
     """
     config = config or Config()
-    corpus = collect(paths, config, progress, reuse_result=True)
+    corpus = collect(path_list(paths), config, progress, reuse_result=True)
     if corpus.result is not None:
         return corpus.result
     result = find_pairs(corpus, config)
@@ -100,7 +100,7 @@ def scan(
 
 
 def collect(
-    paths: Sequence[str | os.PathLike[str]],
+    paths: PathsArg,
     config: Config,
     progress: ProgressFactory | None = None,
     reuse_result: bool = False,
@@ -111,11 +111,13 @@ def collect(
     taken from the cache (:mod:`minhashdup.cache`) and only the others are lexed. With
     ``reuse_result`` too, when every input of the scan is as in an earlier one, that scan's
     result is returned in ``Corpus.result`` and no file is loaded (:func:`scan` does this).
+    ``paths`` is one path or a list of them, as for :func:`scan`.
     """
+    roots = path_list(paths)
     stats = Stats()
     t0 = time.perf_counter()
     walked = walk(
-        paths, include=config.include, exclude=config.exclude, gitignore=config.gitignore, max_size=config.max_size
+        roots, include=config.include, exclude=config.exclude, gitignore=config.gitignore, max_size=config.max_size
     )
     t1 = time.perf_counter()
     files, own = _own_files(walked.files, config.own_files)

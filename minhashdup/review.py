@@ -19,6 +19,7 @@ from typing import Any
 from minhashdup import baseline as baselines
 from minhashdup import project
 from minhashdup.errors import ConfigError
+from minhashdup.paths import PathsArg, path_list
 from minhashdup.result import Result
 
 
@@ -60,14 +61,16 @@ class Review:
         """Whether only pairs touching changed files are reported."""
         return self.changed_since is not None or self.staged or self.changed_files is not None
 
-    def changed(self, paths: Sequence[str]) -> set[str] | None:
-        """Real paths of the changed files, or ``None`` when every pair is reported.
+    def changed(self, paths: PathsArg) -> set[str] | None:
+        """Real paths of the changed files under ``paths`` (one path or a list), or ``None``
+        when every pair is reported.
 
         Raises:
             ChangesError: git cannot list them.
         """
         if not self.focused:
             return None
+        paths = path_list(paths)
         out: set[str] = set()
         if self.changed_since is not None:
             out |= project.changed_since(self.changed_since, paths)

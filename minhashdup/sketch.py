@@ -17,8 +17,67 @@ from minhashdup.hashing import UInt64Array, hash_bytes, hash_text
 
 
 def item_hash(item: str | bytes) -> int:
-    """Stable 64-bit hash of an item (text as UTF-8, bytes as they are)."""
-    return hash_bytes(item) if isinstance(item, (bytes, bytearray)) else hash_text(item)
+    """Stable 64-bit hash of an item (text as UTF-8, bytes as they are).
+
+    Raises:
+        TypeError: ``item`` is neither ``str`` nor ``bytes``.
+    """
+    if isinstance(item, (bytes, bytearray)):
+        return hash_bytes(bytes(item))
+    if isinstance(item, str):
+        return hash_text(item)
+    raise TypeError(
+        f"an item is a str or bytes (got {type(item).__name__}: {item!r}); give integer hashes to update_hashes"
+    )
+
+
+def _items(items: Iterable[str | bytes]) -> Iterable[str | bytes]:
+    """``items``, refusing one string or bytes object taken for a collection of characters."""
+    if isinstance(items, (str, bytes, bytearray)):
+        raise TypeError(
+            f"items must be a collection of items, not one {type(items).__name__} (its characters would be the"
+            f" items); wrap it in a list: [{items!r}]"
+        )
+    return items
+
+
+_U64_MAX = 2**64 - 1
+
+
+def as_hashes(hashes: npt.ArrayLike) -> UInt64Array:
+    """``hashes`` as a flat array of unsigned 64-bit integers, refusing what would change them.
+
+    Accepted: arrays of unsigned integers, arrays of signed integers without negatives, and
+    iterables of Python (or NumPy) integers from 0 to 2**64 - 1.
+
+    Raises:
+        TypeError: floats, bools, strings or other non-integers (a float would be truncated).
+        ValueError: a negative value or one above 2**64 - 1 (-1 would wrap to 2**64 - 1).
+
+    Example:
+        >>> as_hashes([0, 2**64 - 1]).tolist()
+        [0, 18446744073709551615]
+    """
+    if isinstance(hashes, (str, bytes, bytearray)):
+        raise TypeError(f"hashes are integers, not a {type(hashes).__name__}; hash text items with update()")
+    if isinstance(hashes, np.ndarray) and hashes.dtype.kind in "ui":
+        flat = hashes.ravel()
+        if flat.dtype.kind == "i" and len(flat) and int(flat.min()) < 0:
+            raise ValueError(f"hashes must be from 0 to 2**64 - 1 (got {int(flat.min())})")
+        return flat.astype(np.uint64)
+    if isinstance(hashes, np.ndarray) and hashes.dtype != object:
+        raise TypeError(f"hashes must be an array of unsigned integers (got dtype {hashes.dtype})")
+    if not isinstance(hashes, Iterable):
+        raise TypeError(f"hashes must be an array or an iterable of integers (got {type(hashes).__name__})")
+    values: list[int] = []
+    for value in np.ravel(hashes).tolist() if isinstance(hashes, np.ndarray) else hashes:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"hashes must be integers (got {type(value).__name__}: {value!r})")
+        values.append(int(value))
+    if values and (min(values) < 0 or max(values) > _U64_MAX):
+        bad = min(values) if min(values) < 0 else max(values)
+        raise ValueError(f"hashes must be from 0 to 2**64 - 1 (got {bad})")
+    return np.array(values, dtype=np.uint64)
 
 
 class MinHash:
@@ -34,7 +93,7 @@ class MinHash:
     """
 
     def __init__(self, num_hashes: int = 128, seed: int = 1, items: Iterable[str | bytes] = ()) -> None:
-        if not isinstance(num_hashes, int) or num_hashes < 1:
+        if isinstance(num_hashes, bool) or not isinstance(num_hashes, int) or num_hashes < 1:
             raise ValueError(f"num_hashes must be a positive whole number (got {num_hashes!r})")
         self.seed = seed
         self._seeds = sig.hash_seeds(seed, num_hashes)
@@ -60,23 +119,41 @@ class MinHash:
         self.update_hashes(np.array([item_hash(item)], dtype=np.uint64))
 
     def update(self, items: Iterable[str | bytes]) -> None:
-        """Add many items (hashed once each, then folded in with one vectorised pass)."""
-        hashes = np.fromiter((item_hash(i) for i in items), dtype=np.uint64)
-        self.update_hashes(hashes)
+        """Add many items (hashed once each, then folded in with one vectorised pass).
+
+        Raises:
+            TypeError: ``items`` is one ``str`` or ``bytes`` (wrap it in a list), or holds
+                something else than ``str`` and ``bytes``.
+        """
+        hashes = np.fromiter((item_hash(i) for i in _items(items)), dtype=np.uint64)
+        self._fold(hashes)
 
     def update_hashes(self, hashes: npt.ArrayLike) -> None:
-        """Add items given as 64-bit hashes (e.g. a file's shingle set)."""
-        values = np.asarray(hashes, dtype=np.uint64).ravel()
+        """Add items given as 64-bit hashes (e.g. a file's shingle set).
+
+        Raises:
+            TypeError, ValueError: as :func:`as_hashes` (no float, bool or negative value).
+        """
+        self._fold(as_hashes(hashes))
+
+    def _fold(self, values: UInt64Array) -> None:
         if len(values):
             np.minimum(self._sig, sig.signature(values, self._seeds), out=self._sig)
 
     def jaccard(self, other: MinHash) -> float:
         """Estimated Jaccard similarity: the share of equal minima.
 
+        The Jaccard similarity of two empty sets is 0 / 0: it is refused rather than given as
+        1.0 (all minima "equal") or 0.0; the scan likewise leaves out files without shingles.
+        An empty and a non-empty MinHash have similarity 0.0.
+
         Raises:
-            ValueError: the two use different seeds or lengths.
+            ValueError: the two use different seeds or lengths, or both are empty (check
+                :meth:`is_empty` first).
         """
         self._check(other)
+        if self.is_empty() and other.is_empty():
+            raise ValueError("the Jaccard similarity of two empty MinHashes is undefined (0 / 0); check is_empty()")
         return float(sig.agreement(self._sig, other._sig))
 
     def merge(self, other: MinHash) -> MinHash:
@@ -131,6 +208,7 @@ class LSHIndex:
         if bands < 1 or rows < 1:
             raise ValueError(f"bands and rows must be positive (got {bands} x {rows})")
         self.bands, self.rows = bands, rows
+        self.family: tuple[int, int] | None = None  # (seed, num_hashes) of the MinHashes inside
         self._keys: list[Hashable] = []
         self._ids: dict[Hashable, int] = {}
         self._buckets: list[dict[int, list[int]]] = [{} for _ in range(bands)]
@@ -142,22 +220,36 @@ class LSHIndex:
         return key in self._ids
 
     def _band_keys(self, minhash: MinHash) -> list[int]:
+        if not isinstance(minhash, MinHash):
+            raise TypeError(f"an LSHIndex holds MinHash objects (got {type(minhash).__name__})")
         if minhash.num_hashes < self.bands * self.rows:
             raise ValueError(
                 f"a MinHash of {minhash.num_hashes} hashes cannot fill {self.bands} bands x "
                 f"{self.rows} rows; use num_hashes >= {self.bands * self.rows}"
             )
+        if self.family is not None and (minhash.seed, minhash.num_hashes) != self.family:
+            seed, k = self.family
+            raise ValueError(
+                f"this index holds MinHash(num_hashes={k}, seed={seed}); a MinHash(num_hashes={minhash.num_hashes},"
+                f" seed={minhash.seed}) is not comparable with them: build all MinHashes alike"
+            )
         return [int(k) for k in minhash.band_keys(self.bands, self.rows)]
 
     def insert(self, key: Hashable, minhash: MinHash) -> None:
-        """Add ``minhash`` under ``key``.
+        """Add ``minhash`` under ``key``. Every MinHash of an index has the seed and length
+        of the first one inserted (their minima would otherwise match by chance only).
 
         Raises:
-            ValueError: ``key`` is already in the index, or the signature is too short.
+            ValueError: ``key`` is already in the index, the signature is too short, its
+                seed or length differs from the index's, or it is empty (an empty set is
+                similar to nothing; all empty MinHashes would share every bucket).
         """
         if key in self._ids:
             raise ValueError(f"key {key!r} is already in the index")
         keys = self._band_keys(minhash)
+        if minhash.is_empty():
+            raise ValueError(f"the MinHash of key {key!r} is empty (no item added); leave it out of the index")
+        self.family = (minhash.seed, minhash.num_hashes)
         ident = len(self._keys)
         self._keys.append(key)
         self._ids[key] = ident
@@ -165,7 +257,12 @@ class LSHIndex:
             self._buckets[band].setdefault(k, []).append(ident)
 
     def query(self, minhash: MinHash) -> list[Hashable]:
-        """Keys sharing at least one band with ``minhash``, in insertion order."""
+        """Keys sharing at least one band with ``minhash``, in insertion order (none for an
+        empty MinHash).
+
+        Raises:
+            ValueError: ``minhash`` has another seed or length than the index's MinHashes.
+        """
         found: set[int] = set()
         for band, k in enumerate(self._band_keys(minhash)):
             found.update(self._buckets[band].get(k, ()))
