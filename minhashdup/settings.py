@@ -1,11 +1,18 @@
 """Options from a config file: ``[tool.minhashdup]`` of the nearest ``pyproject.toml`` or a
 TOML file given with ``--config``, turned into click's ``default_map`` so that command-line
 flags win and every value goes through the same checks as a flag.
+
+The nearest ``pyproject.toml`` is found, not chosen: it belongs to the repository being
+scanned, which nobody may have reviewed. It may shape the scan and the gate, but not say where
+anything is written or read from outside the project (:data:`COMMAND_LINE_ONLY`, and a
+``baseline`` outside its folder). A file given with ``--config`` was chosen by the user and
+may set anything a flag may.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,18 +21,57 @@ import click
 
 from minhashdup.config import find_config_file, read_config_file
 from minhashdup.errors import ConfigError
-from minhashdup.options import CONFIG_FILE_KEY, UsageFailure
+from minhashdup.options import CONFIG_FILE_KEY, ByteSize, UsageFailure
+
+#: Options that only the command line or a ``--config`` file may set: ``{key: what it names}``.
+#: Each names a place to write (or a file to read) that a scanned repository must not choose.
+COMMAND_LINE_ONLY = {
+    "output": "a file to write",
+    "write_baseline": "a file to write",
+    "cache_dir": "the cache folder, written and then trusted",
+    "files_from": "a file to read",
+}
 
 
-def _option_names(command: click.Command) -> dict[str, str]:
-    """``{key in a config file: parameter name}`` of a command's options (``format`` -> ``fmt``)."""
+def _options(command: click.Command) -> dict[str, click.Option]:
+    """``{key in a config file: option}`` of a command's options (``format`` -> ``fmt``)."""
     out = {}
     for param in command.params:
         if isinstance(param, click.Option) and param.name and not param.is_eager:
             for opt in param.opts + param.secondary_opts:
                 if opt.startswith("--"):
-                    out[opt[2:].replace("-", "_")] = param.name
+                    out[opt[2:].replace("-", "_")] = param
     return out
+
+
+def check_project_settings(settings: dict[str, Any], source: str, folder: Path) -> None:
+    """Refuse what a config file found on its own (part of the scanned repository) may not set:
+    the keys of :data:`COMMAND_LINE_ONLY`, and a ``baseline`` outside ``folder`` (its folder).
+
+    Raises:
+        ConfigError: such a key, in the main table or a command's table; the message says to
+            pass it on the command line.
+    """
+    tables = [(source, settings)] + [(f"{source} [{k}]", v) for k, v in settings.items() if isinstance(v, dict)]
+    for where, table in tables:
+        for key, value in table.items():
+            norm = key.replace("-", "_")
+            flag = "--" + norm.replace("_", "-")
+            if norm in COMMAND_LINE_ONLY:
+                raise ConfigError(
+                    f"{where}: {key!r} cannot be set by the scanned project (it names {COMMAND_LINE_ONLY[norm]});"
+                    f" pass {flag} on the command line (or in a file given with --config)"
+                )
+            if norm == "baseline" and isinstance(value, str) and not _inside(value, folder):
+                raise ConfigError(
+                    f"{where}: {key!r} = {value!r} is outside the project folder {folder}; pass {flag}"
+                    " on the command line (or in a file given with --config)"
+                )
+
+
+def _inside(path: str, folder: Path) -> bool:
+    """Whether ``path`` (relative to the current folder, links resolved) is inside ``folder``."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def _commands(group: click.Command) -> Iterator[tuple[str, click.Command]]:
@@ -44,8 +90,8 @@ def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -
         ConfigError: an unknown key or command table.
     """
     commands = dict(_commands(ctx.find_root().command))
-    known = {key for command in commands.values() for key in _option_names(command)}
-    mine = _option_names(ctx.command)
+    known = {key for command in commands.values() for key in _options(command)}
+    mine = _options(ctx.command)
     general: dict[str, Any] = {}
     specific: dict[str, Any] = {}  # the command's own table wins over the general keys
     for key, value in settings.items():
@@ -54,21 +100,62 @@ def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -
             if commands[key] is ctx.command:
                 specific = _only_mine(value, mine, f"{source} [{key}]")
             continue
+        if norm == "config":
+            raise ConfigError(f"{source}: a config file cannot name another; give --config FILE on the command line")
         if norm not in known:
             raise ConfigError(f"{source}: unknown option {key!r}{_did_you_mean(norm, known)}")
         if norm in mine:
-            general[mine[norm]] = value
+            general[_name(mine[norm])] = _checked(mine[norm], key, value, source)
     return {**general, **specific}
 
 
-def _only_mine(settings: dict[str, Any], mine: dict[str, str], source: str) -> dict[str, Any]:
+def _only_mine(settings: dict[str, Any], mine: dict[str, click.Option], source: str) -> dict[str, Any]:
     out = {}
     for key, value in settings.items():
         norm = key.replace("-", "_")
         if norm not in mine:
             raise ConfigError(f"{source}: {key!r} is not an option of this command{_did_you_mean(norm, mine)}")
-        out[mine[norm]] = value
+        out[_name(mine[norm])] = _checked(mine[norm], key, value, source)
     return out
+
+
+def _name(option: click.Option) -> str:
+    assert option.name is not None  # _options takes named options only
+    return option.name
+
+
+def _checked(option: click.Option, key: str, value: Any, source: str) -> Any:
+    """``value`` if it is of a TOML type the option takes (then click checks it as a flag's
+    text), else a :class:`ConfigError` naming the key and the type it needs.
+
+    A string is always accepted where click converts text (``bands = "4"``); what click cannot
+    convert (an array for a number, a number for a path) is refused here, not in click.
+    """
+    if option.multiple:
+        ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
+        need = "an array of strings"
+    elif option.is_flag:
+        ok, need = isinstance(value, (bool, int, str)), "true or false"
+    elif isinstance(option.type, click.types.IntParamType):
+        ok, need = isinstance(value, (int, str)) and not isinstance(value, bool), "an integer"
+    elif isinstance(option.type, click.types.FloatParamType):
+        ok, need = isinstance(value, (int, float, str)) and not isinstance(value, bool), "a number"
+    elif isinstance(option.type, ByteSize):
+        ok, need = isinstance(value, (int, str)) and not isinstance(value, bool), "a size (an integer or a string)"
+    else:
+        ok, need = isinstance(value, str), "a string"
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ConfigError(f"{source}: {key!r} must be {need} (got {_toml_type(value)} {shown})")
+    return value
+
+
+def _toml_type(value: Any) -> str:
+    """The TOML name of a parsed value's type."""
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"), (list, "array")):
+        if isinstance(value, kind):
+            return name
+    return "table" if isinstance(value, dict) else "date-time"
 
 
 def _did_you_mean(key: str, names: Any) -> str:
@@ -82,7 +169,10 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
         if path is None:
             return None
         source = f"{path} [tool.minhashdup]" if path.name == "pyproject.toml" and not value else str(path)
-        defaults = config_defaults(ctx, read_config_file(path), source)
+        settings = read_config_file(path)
+        if not value:  # found, not chosen: part of the scanned repository
+            check_project_settings(settings, source, path.parent)
+        defaults = config_defaults(ctx, settings, source)
     except ConfigError as err:
         raise UsageFailure(str(err)) from None
     ctx.default_map = {**(ctx.default_map or {}), **defaults}

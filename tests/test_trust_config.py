@@ -1,0 +1,207 @@
+"""What a scanned repository's own pyproject.toml may set, and config and baseline files that are
+broken or hostile (issue 11, items 2 and 9): each ends as one line and exit 2, never exit 3.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+
+from .conftest import go_file, near_copy, render_go
+
+FOUND = "[tool.minhashdup]"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the current folder) with one near-duplicate pair, a.go ~ b.go."""
+    rng = random.Random(2)
+    blocks = go_file(rng, 10)
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.go").write_text(render_go(blocks))
+    (root / "b.go").write_text(render_go(near_copy(blocks, rng, 1)))
+    monkeypatch.chdir(root)
+    return root
+
+
+def pyproject(folder: Path, text: str) -> Path:
+    path = folder / "pyproject.toml"
+    path.write_text(text)
+    return path
+
+
+def usage_error(*args: str) -> str:
+    """Run a command that must fail as a usage error; its one line of stderr."""
+    code, out, err = run(*args)
+    assert code == ExitCode.USAGE and out == "", err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+# -- item 2: a found pyproject.toml may not choose where anything is written or read ---------------------
+
+
+def test_the_issues_scenario_writes_nothing_outside_and_exits_2(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path = pyproject(project, f'[tool.minhashdup]\noutput = "{elsewhere}/x.csv"\nformat = "csv"\nquiet = true\n')
+    err = usage_error("scan", ".")
+    assert err == (
+        f"minhashdup: error: {path} {FOUND}: 'output' cannot be set by the scanned project (it names a file to"
+        " write); pass --output on the command line (or in a file given with --config)\n"
+    )
+    assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in project.iterdir()) == [
+        "a.go",
+        "b.go",
+        "pyproject.toml",
+    ]
+
+
+REFUSED = {
+    "output": "a file to write",
+    "write-baseline": "a file to write",
+    "write_baseline": "a file to write",
+    "cache-dir": "the cache folder, written and then trusted",
+    "files-from": "a file to read",
+}
+
+
+@pytest.mark.parametrize("table", ["", ".scan", ".evaluate"])
+@pytest.mark.parametrize("key", sorted(REFUSED))
+def test_each_destination_key_is_refused_in_a_found_pyproject(
+    project: Path, tmp_path: Path, key: str, table: str
+) -> None:
+    target = tmp_path / "target"
+    path = pyproject(project, f'[tool.minhashdup{table}]\n{key} = "{target}"\n')
+    where = f"{path} {FOUND}" + (f" [{table[1:]}]" if table else "")
+    flag = "--" + key.replace("_", "-")
+    err = usage_error("scan", ".", "-q")
+    assert err == (
+        f"minhashdup: error: {where}: {key!r} cannot be set by the scanned project (it names {REFUSED[key]});"
+        f" pass {flag} on the command line (or in a file given with --config)\n"
+    )
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("value", ["/etc/passwd", "../outside.json", "sub/../../outside.json", "link.json"])
+def test_a_baseline_outside_the_project_is_refused_in_a_found_pyproject(
+    project: Path, tmp_path: Path, value: str
+) -> None:
+    (tmp_path / "outside.json").write_text('{"minhashdup_baseline": 1, "pairs": []}\n')
+    (project / "link.json").symlink_to(tmp_path / "outside.json")  # inside by name, outside in fact
+    path = pyproject(project, f'[tool.minhashdup]\nbaseline = "{value}"\n')
+    assert usage_error("scan", ".", "-q") == (
+        f"minhashdup: error: {path} {FOUND}: 'baseline' = {value!r} is outside the project folder {project};"
+        " pass --baseline on the command line (or in a file given with --config)\n"
+    )
+
+
+def test_a_baseline_inside_the_project_still_works_from_a_found_pyproject(project: Path) -> None:
+    assert run("scan", ".", "-q", "--exact", "--write-baseline", "dups.json")[0] == ExitCode.OK
+    pyproject(project, '[tool.minhashdup]\nbaseline = "dups.json"\nfail-on-pairs = true\nformat = "json"\n')
+    code, out, err = run("scan", ".", "-q", "--exact")
+    assert code == ExitCode.OK, err  # the pair is known: the gate passes
+    assert [p["known"] for p in json.loads(out)["pairs"]] == [True]
+
+
+def test_allowed_keys_still_work_from_a_found_pyproject(project: Path) -> None:
+    pyproject(
+        project,
+        "[tool.minhashdup]\nthreshold = 0.6\nexclude = ['*_test.go']\ninclude = ['*.go']\nexact = true\n"
+        'format = "json"\nquiet = true\nfail-on-pairs = true\nnew-only = true\nbaseline-tolerance = 0.2\n'
+        'jobs = 1\nlexer-engine = "pygments"\nmax-size = "512KiB"\nno-cache = true\nshingle = 5\n'
+        "[tool.minhashdup.scan]\nmax-pairs = 3\n",
+    )
+    code, out, err = run("scan", ".")
+    assert code == ExitCode.OK and err == "filtered out: not-included 1\n"  # quiet; 1 new pair, 3 allowed
+    doc = json.loads(out)
+    params = {k: doc["params"][k] for k in ("threshold", "exclude", "include", "exact", "new_only", "max_pairs")}
+    assert params == {
+        "threshold": 0.6,
+        "exclude": ["*_test.go"],
+        "include": ["*.go"],
+        "exact": True,
+        "new_only": True,
+        "max_pairs": 3,
+    }
+    assert doc["params"]["baseline_tolerance"] == 0.2 and doc["params"]["max_size"] == 512 * 1024
+    assert [(p["a"], p["b"]) for p in doc["pairs"]] == [("./a.go", "./b.go")]
+
+
+def test_a_file_given_with_config_is_trusted_like_the_command_line(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "changed.txt").write_text("a.go\n")
+    ci = tmp_path / "ci.toml"
+    ci.write_text(
+        f'output = "{tmp_path}/report.json"\nformat = "json"\nwrite-baseline = "{tmp_path}/dups.json"\n'
+        f'cache-dir = "{tmp_path}/cache"\nfiles-from = "{tmp_path}/changed.txt"\nbaseline = "{tmp_path}/old.json"\n'
+    )
+    (tmp_path / "old.json").write_text('{"minhashdup_baseline": 1, "pairs": []}\n')
+    pyproject(project, f'[tool.minhashdup]\noutput = "{tmp_path}/nope.json"\n')  # not read: --config wins
+    code, out, err = run("scan", ".", "-q", "--exact", "--config", str(ci))
+    assert code == ExitCode.OK and out == "", err
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert doc["params"]["config_file"] == str(ci) and len(doc["pairs"]) == 1
+    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 0}
+    assert len(json.loads((tmp_path / "dups.json").read_text())["pairs"]) == 1
+    assert (tmp_path / "cache").is_dir() and not (tmp_path / "nope.json").exists()
+
+
+def test_a_config_file_cannot_name_another(project: Path) -> None:
+    path = pyproject(project, '[tool.minhashdup]\nconfig = "other.toml"\n')
+    assert usage_error("scan", ".") == (
+        f"minhashdup: error: {path} {FOUND}: a config file cannot name another;"
+        " give --config FILE on the command line\n"
+    )
+
+
+# -- item 9: wrong types, bad bytes, deep nesting: exit 2 with one line ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("cache-dir = 5", "'cache-dir' must be a string (got integer 5)"),
+        ("threshold = [0.9]", "'threshold' must be a number (got array [0.9])"),
+        ("threshold = true", "'threshold' must be a number (got boolean True)"),
+        ("bands = 4.5", "'bands' must be an integer (got float 4.5)"),
+        ("include = '*.go'", "'include' must be an array of strings (got string '*.go')"),
+        ("exclude = [1, 2]", "'exclude' must be an array of strings (got array [1, 2])"),
+        ("max-size = 2.5", "'max-size' must be a size (an integer or a string) (got float 2.5)"),
+        ("format = {a = 1}", "'format' must be a string (got table {'a': 1})"),
+        ("quiet = [true]", "'quiet' must be true or false (got array [True])"),
+        ("seed = 2000-01-01", "'seed' must be an integer (got date-time datetime.date(2000, 1, 1))"),
+        (f"exclude = ['{'x' * 60}', 3]", f"'exclude' must be an array of strings (got array ['{'x' * 35}...)\n"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_a_usage_error(project: Path, tmp_path: Path, setting: str, message: str) -> None:
+    ci = tmp_path / "ci.toml"  # --config: cache-dir may be set there, so its type is what is refused
+    ci.write_text(setting + "\n")
+    err = usage_error("scan", ".", "--config", str(ci))
+    assert err.startswith(f"minhashdup: error: {ci}: {message}"), err
+    assert len(err) < 200
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_usage_error(project: Path) -> None:
+    path = project / "pyproject.toml"
+    path.write_bytes(b'[tool.minhashdup]\nthreshold = "\xff"\n')
+    assert usage_error("scan", ".") == f"minhashdup: error: {path}: not valid TOML (not UTF-8 at byte 31)\n"
+
+
+def test_a_pyproject_nested_too_deep_is_a_usage_error(project: Path) -> None:
+    path = pyproject(project, "[tool.minhashdup]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert usage_error("scan", ".") == (
+        f"minhashdup: error: {path}: not valid TOML (arrays or tables nested too deep)\n"
+    )
