@@ -5,12 +5,15 @@ broken or hostile (issue 11, items 2 and 9): each ends as one line and exit 2, n
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from minhashdup import baseline as baselines
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
@@ -205,3 +208,74 @@ def test_a_pyproject_nested_too_deep_is_a_usage_error(project: Path) -> None:
     assert usage_error("scan", ".") == (
         f"minhashdup: error: {path}: not valid TOML (arrays or tables nested too deep)\n"
     )
+
+
+# -- item 9: baselines ---------------------------------------------------------------------------------
+
+
+def write_baseline(path: Path, pairs: list[dict[str, Any]]) -> None:
+    path.write_text(json.dumps({"minhashdup_baseline": 1, "pairs": pairs}))
+
+
+def test_a_baseline_nested_too_deep_is_a_usage_error(project: Path) -> None:
+    (project / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert usage_error("scan", ".", "--baseline", "deep.json") == (
+        "minhashdup: error: --baseline deep.json: cannot be read (JSON nested too deep); rewrite it with"
+        " --write-baseline\n"
+    )
+
+
+def test_a_stale_baseline_gives_twenty_notes_and_a_count(project: Path) -> None:
+    write_baseline(
+        project / "dups.json",
+        [{"a": "a.go", "b": f"gone/{n:03}.go", "jaccard": 0.9} for n in range(50)]
+        + [{"a": f"gone/{n:03}.go", "b": f"gone/x{n:03}.go", "jaccard": 0.9} for n in range(50)],
+    )
+    code, out, err = run("scan", ".", "--exact", "-f", "json", "--baseline", "dups.json")
+    assert code == ExitCode.OK
+    notes = [line for line in err.splitlines() if line.startswith("warning: baseline dups.json")]
+    assert notes[0] == "warning: baseline dups.json: gone/000.go no longer exists; 2 recorded pairs dropped"
+    assert len(notes) == 21 and notes[19].startswith("warning: baseline dups.json: gone/019.go no longer exists")
+    assert notes[20] == (
+        "warning: baseline dups.json: 80 more recorded files no longer exist (100 recorded pairs dropped in all);"
+        " rewrite it with --write-baseline"
+    )
+    assert json.loads(out)["stats"]["baseline"]["dropped"] == 100
+
+
+def test_stats_baseline_counts_each_distinct_entry_once(project: Path) -> None:
+    a_b = {"a": "a.go", "b": "b.go", "jaccard": 0.99}
+    both_gone = {"a": "gone1.go", "b": "gone2.go", "jaccard": 0.9}
+    one_gone = {"a": "a.go", "b": "gone1.go", "jaccard": 0.9}
+    write_baseline(
+        project / "dups.json",
+        [a_b, a_b, both_gone, both_gone, {**both_gone, "a": "gone2.go", "b": "gone1.go"}, one_gone],
+    )
+    code, out, err = run("scan", ".", "--exact", "-f", "json", "--baseline", "dups.json")
+    assert code == ExitCode.OK, err
+    # Three distinct entries: a-b (known), gone1-gone2 and a-gone1 (dropped).
+    assert json.loads(out)["stats"]["baseline"] == {"recorded": 3, "known": 1, "risen": 0, "gone": 0, "dropped": 2}
+    assert "warning: baseline dups.json: gone1.go no longer exists; 2 recorded pairs dropped" in err
+    assert "warning: baseline dups.json: gone2.go no longer exists; 1 recorded pair dropped" in err
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_a_failed_write_baseline_leaves_no_temporary_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException
+) -> None:
+    target = project / "dups.json"
+    real_replace = os.replace
+
+    def failing_replace(src: Any, dst: Any) -> None:
+        if os.fspath(dst) == str(target):
+            raise error
+        real_replace(src, dst)
+
+    monkeypatch.setattr(baselines.os, "replace", failing_replace)
+    code, _, err = run("scan", ".", "-q", "--exact", "--write-baseline", str(target))
+    if isinstance(error, OSError):
+        assert code == ExitCode.USAGE
+        assert err == f"minhashdup: error: --write-baseline {target}: cannot write (No space left on device)\n"
+    else:
+        assert code == ExitCode.INTERRUPTED
+    assert sorted(p.name for p in project.iterdir()) == ["a.go", "b.go"]
