@@ -188,6 +188,7 @@ config_option = click.option(
     expose_value=False,
     callback=_load_config,
     metavar="FILE",
-    help="Read options from this TOML file (default: [tool.minhashdup] of the nearest pyproject.toml);"
+    help="Read options from this TOML file (default: [tool.minhashdup] of the nearest pyproject.toml, which may"
+    " not set --output, --write-baseline, --cache-dir, --files-from or a --baseline outside its folder);"
     " command-line flags win.",
 )

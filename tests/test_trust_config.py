@@ -99,6 +99,16 @@ def test_each_destination_key_is_refused_in_a_found_pyproject(
     assert not target.exists()
 
 
+@pytest.mark.parametrize("command", ["evaluate", "tune"])
+def test_every_command_refuses_a_found_pyproject_that_sets_a_destination(
+    project: Path, tmp_path: Path, command: str
+) -> None:
+    pyproject(project, f'[tool.minhashdup]\noutput = "{tmp_path}/x.html"\nformat = "html"\n')
+    args = [command] + ([".", "-q"] if command == "evaluate" else [])
+    assert "'output' cannot be set by the scanned project" in usage_error(*args)
+    assert not (tmp_path / "x.html").exists()
+
+
 @pytest.mark.parametrize("value", ["/etc/passwd", "../outside.json", "sub/../../outside.json", "link.json"])
 def test_a_baseline_outside_the_project_is_refused_in_a_found_pyproject(
     project: Path, tmp_path: Path, value: str
