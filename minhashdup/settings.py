@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from minhashdup.config import find_config_file, read_config_file
+from minhashdup.config import Config, find_config_file, read_config_file
 from minhashdup.errors import ConfigError
 from minhashdup.options import CONFIG_FILE_KEY, ByteSize, UsageFailure
 
@@ -67,6 +67,39 @@ def check_project_settings(settings: dict[str, Any], source: str, folder: Path) 
                     f"{where}: {key!r} = {value!r} is outside the project folder {folder}; pass {flag}"
                     " on the command line (or in a file given with --config)"
                 )
+
+
+#: Bounds on the work a file may cost: a found config may tighten them, never loosen them (a
+#: repository must not make its own scan unbounded). ``0`` turns the lexing deadline off.
+TIGHTEN_ONLY = ("max_size", "max_bucket", "lex_timeout")
+
+
+def check_project_limits(ctx: click.Context, defaults: dict[str, Any], source: str) -> None:
+    """Refuse a found config's value of a :data:`TIGHTEN_ONLY` bound above its default (or a
+    lexing deadline of 0, none at all).
+
+    Raises:
+        ConfigError: naming the key, the value and the default; the message says to pass a
+            larger bound on the command line.
+    """
+    fallback = Config()
+    for option in ctx.command.params:
+        if not isinstance(option, click.Option) or option.name not in TIGHTEN_ONLY or option.name not in defaults:
+            continue
+        try:
+            value = option.type.convert(defaults[option.name], option, ctx)
+        except click.BadParameter:
+            continue  # click reports a value it cannot read, as for a flag
+        default = getattr(fallback, option.name)
+        unbounded = option.name == "lex_timeout" and value == 0
+        if value > default or unbounded:
+            flag = "--" + option.name.replace("_", "-")
+            shown = f"{default:g} s" if isinstance(default, float) else str(default)
+            raise ConfigError(
+                f"{source}: {flag[2:]!r} = {defaults[option.name]!r} loosens a bound on the work a scan may do"
+                f" (default {shown}); a scanned project may only lower it: pass {flag} on the command line"
+                " (or in a file given with --config)"
+            )
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -163,7 +196,21 @@ def _did_you_mean(key: str, names: Any) -> str:
     return f" (did you mean {close[0].replace('_', '-')!r}?)" if close else "; see --help for the options"
 
 
+NO_CONFIG_KEY = "minhashdup.no_config"
+
+
+def _no_config(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # Eager and given on the command line, this runs before --config's callback (click runs
+    # eager options in the order given, the ones not given after them).
+    if value:
+        ctx.meta[NO_CONFIG_KEY] = True
+
+
 def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value and ctx.meta.get(NO_CONFIG_KEY):
+        raise UsageFailure("--config and --no-config exclude each other; give one")
+    if not value and ctx.meta.get(NO_CONFIG_KEY):
+        return None
     try:
         path = Path(value) if value else find_config_file()
         if path is None:
@@ -173,6 +220,8 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
         if not value:  # found, not chosen: part of the scanned repository
             check_project_settings(settings, source, path.parent)
         defaults = config_defaults(ctx, settings, source)
+        if not value:
+            check_project_limits(ctx, defaults, source)
     except ConfigError as err:
         raise UsageFailure(str(err)) from None
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
@@ -180,7 +229,22 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
     return str(path)
 
 
-config_option = click.option(
+def config_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config FILE`` and ``--no-config``, for every command that reads options."""
+    return _no_config_option(_config_option(command))
+
+
+_no_config_option = click.option(
+    "--no-config",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_no_config,
+    help="Read no config file: not even the nearest pyproject.toml (for CI on untrusted changes, where the"
+    " scanned repository must not shape its own gate).",
+)
+
+_config_option = click.option(
     "--config",
     type=click.Path(dir_okay=False, path_type=str),
     default=None,

@@ -289,3 +289,47 @@ def test_a_failed_write_baseline_leaves_no_temporary_file(
     else:
         assert code == ExitCode.INTERRUPTED
     assert sorted(p.name for p in project.iterdir()) == ["a.go", "b.go"]
+
+
+# -- bounds on the work: a found config may tighten them, never loosen them -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("lex-timeout = 0", "'lex-timeout' = 0 loosens a bound on the work a scan may do (default 60 s)"),
+        ("lex-timeout = 600", "'lex-timeout' = 600 loosens a bound on the work a scan may do (default 60 s)"),
+        ('max-size = "2MiB"', "'max-size' = '2MiB' loosens a bound on the work a scan may do (default 1048576)"),
+        ("max-bucket = 100000", "'max-bucket' = 100000 loosens a bound on the work a scan may do (default 1000)"),
+    ],
+)
+def test_a_found_config_cannot_loosen_a_bound(project: Path, line: str, shown: str) -> None:
+    path = pyproject(project, f"{FOUND}\n{line}\n")
+    err = usage_error("scan", ".", "-q")
+    assert err == f"minhashdup: error: {path} {FOUND}: {shown}; a scanned project may only lower it: pass " + (
+        "--" + line.split(" =")[0] + " on the command line (or in a file given with --config)\n"
+    )
+
+
+def test_a_found_config_may_tighten_a_bound_and_config_may_loosen_it(project: Path, tmp_path: Path) -> None:
+    pyproject(project, f'{FOUND}\nlex-timeout = 5\nmax-size = "2KiB"\nmax-bucket = 10\n')
+    code, out, _ = run("scan", ".", "-q", "-f", "json")
+    assert code == ExitCode.OK
+    assert json.loads(out)["params"]["max_size"] == 2048
+    chosen = tmp_path / "ci.toml"
+    chosen.write_text("lex-timeout = 0\nmax-size = '4MiB'\n")
+    code, out, _ = run("scan", ".", "-q", "-f", "json", "--config", str(chosen))
+    assert code == ExitCode.OK and json.loads(out)["params"]["max_size"] == 4 * 1024 * 1024
+
+
+def test_no_config_ignores_the_projects_pyproject(project: Path) -> None:
+    # A change under review must not shape its own gate: with --no-config its exclude is not read.
+    pyproject(project, f'{FOUND}\nexclude = ["*"]\n')
+    code, out, _ = run("scan", ".", "-q", "-f", "json")
+    assert code == ExitCode.OK and json.loads(out)["pairs"] == []
+    code, out, _ = run("scan", ".", "-q", "-f", "json", "--no-config")
+    assert code == ExitCode.OK
+    assert [(p["a"], p["b"]) for p in json.loads(out)["pairs"]] == [("./a.go", "./b.go")]
+    assert json.loads(out)["params"]["config_file"] is None
+    err = usage_error("scan", ".", "--no-config", "--config", "pyproject.toml")
+    assert err == "minhashdup: error: --config and --no-config exclude each other; give one\n"
