@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import os
 import random
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from minhashdup import Config, parallel, pipeline, reuse, scan
+from minhashdup import cache as cache_module
 from minhashdup import extract as extract_module
 from minhashdup.result import Notice, Result
 
@@ -129,6 +131,36 @@ def test_a_changed_file_with_its_stat_restored_is_read_again(
     target.write_bytes(old)
     os.utime(target, (SETTLED, SETTLED))
     assert _pairs(scan([str(root)], config)) == before
+
+
+def test_entries_of_the_old_format_possibly_poisoned_are_not_read(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, private_cache: Path
+) -> None:
+    # What format 2 could leave behind: a.go's current stat paired with the digest of bytes it
+    # held during an earlier scan (here b.go's), and those bytes' shingles under that digest.
+    root = _tree(make_tree)
+    target = root / "a.go"
+    old = target.read_bytes()
+    config = Config(jobs=1, threshold=0.3)
+    before = _fresh(root, config)
+    target.write_bytes((root / "b.go").read_bytes())
+    os.utime(target, (SETTLED, SETTLED))
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module, "CACHE_FORMAT", 2)
+        patch.setattr(cache_module, "FILE_NAME", "cache-v2.sqlite3")
+        scan([str(root)], config)
+    target.write_bytes(old)
+    os.utime(target, (SETTLED, SETTLED))
+    st = target.stat()
+    db = sqlite3.connect(private_cache / "cache-v2.sqlite3")
+    with db:
+        db.execute(
+            "UPDATE stats SET size = ?, mtime_ns = ?, inode = ? WHERE path = ?",
+            (st.st_size, st.st_mtime_ns, st.st_ino, os.fsencode(os.path.realpath(target))),
+        )
+    db.close()
+    assert _pairs(scan([str(root)], config)) == before
+    assert (private_cache / "cache-v2.sqlite3").exists()  # left alone, for an older minhashdup
 
 
 @contextlib.contextmanager
