@@ -21,7 +21,7 @@ from minhashdup.cache import content_digest
 from minhashdup.config import MIB
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
-from minhashdup.parallel import process_pool
+from minhashdup.parallel import pool_size, process_pool
 from minhashdup.safeio import TooLargeError, read_regular
 from minhashdup.shingles import shingle_set, token_hashes
 from minhashdup.signature import signature
@@ -151,7 +151,8 @@ def extract_all(
     Args:
         files: what to read (``real`` paths are opened).
         shingle: tokens per shingle.
-        workers: processes to use; 1 runs in this process.
+        workers: processes asked for; 1 runs in this process. No more are started than
+            there are usable cores or batches of files (:func:`minhashdup.parallel.pool_size`).
         on_done: called with the number of files finished, for progress bars.
         seeds: when given, each result carries its MinHash signature under these seeds.
         engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
@@ -163,8 +164,8 @@ def extract_all(
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
         yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done, timeout, max_size)
         return
-    batches = list(_batches(files, shingle, workers, seeds, engine, timeout, max_size))
-    runner = _Workers(min(workers, len(files)), warnings if warnings is not None else [])
+    batches = list(_batches(files, shingle, pool_size(workers, len(files)), seeds, engine, timeout, max_size))
+    runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
     done: set[int] = set()
     for results in runner.run(batches):
         done.update(r.index for r in results)

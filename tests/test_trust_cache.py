@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import random
 import sqlite3
@@ -15,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from minhashdup import Config, parallel, pipeline, reuse, scan
 from minhashdup import cache as cache_module
 from minhashdup import extract as extract_module
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
 from minhashdup.result import Notice, Result
 
 from .conftest import TreeFactory, go_file, near_copy, render_go
@@ -221,6 +225,13 @@ def test_a_file_grown_past_max_size_after_the_walk_is_skipped_as_too_large(
     assert result.skips == [Notice(str(target), "too-large", "grew over --max-size (20000 bytes) during the scan")]
 
 
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 @pytest.fixture
 def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The ``max_workers`` of every process pool started."""
@@ -233,3 +244,24 @@ def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
     return sizes
+
+
+def test_jobs_1000_starts_no_more_workers_than_cores(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+) -> None:
+    rng = random.Random(5)
+    root = make_tree({f"f{i:03}.go": render_go(go_file(rng, 2)) for i in range(100)})
+    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    out = CliRunner().invoke(cli, ["scan", "--jobs", "1000", "--no-cache", "-f", "json", str(root)])
+    assert out.exit_code == ExitCode.OK, out.output
+    assert json.loads(out.stdout)["stats"]["files_scanned"] == 100
+    assert pools and max(pools) <= min(_usable_cores(), 100)
+
+
+def test_a_pool_is_bounded_by_the_cores_and_the_work(monkeypatch: pytest.MonkeyPatch, pools: list[int]) -> None:
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 64)
+    assert [parallel.pool_size(1000, 5), parallel.pool_size(1000, 100), parallel.pool_size(3, 100)] == [5, 64, 3]
+    assert parallel.pool_size(4, 0) == 1
+    with parallel.process_pool(1000):
+        pass
+    assert pools == [64]
