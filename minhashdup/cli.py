@@ -44,6 +44,7 @@ from minhashdup.options import (
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
 from minhashdup.report.notices import render_notices
+from minhashdup.report.terminal import printable
 from minhashdup.review import apply as review_result
 from minhashdup.review import load as review_inputs
 from minhashdup.settings import config_option
@@ -78,7 +79,7 @@ class _Group(click.Group):
                 hint = f" (set in {ctx.meta.get(CONFIG_FILE_KEY)})"
             if isinstance(exc, click.UsageError) and exc.ctx is not None and not hint:
                 hint = f" (see '{exc.ctx.command_path} --help')"
-            click.echo(f"minhashdup: error: {exc.format_message()}{hint}", err=True)
+            click.echo(f"minhashdup: error: {printable(exc.format_message() + hint)}", err=True)
             code = ExitCode.USAGE
         except (click.exceptions.Abort, KeyboardInterrupt):
             click.echo("minhashdup: interrupted", err=True)
@@ -91,7 +92,7 @@ class _Group(click.Group):
             if os.environ.get("MINHASHDUP_DEBUG"):
                 raise
             click.echo(
-                f"minhashdup: internal error: {type(exc).__name__}: {exc}; please report it "
+                f"minhashdup: internal error: {type(exc).__name__}: {printable(str(exc))}; please report it "
                 "(MINHASHDUP_DEBUG=1 shows the traceback)",
                 err=True,
             )
@@ -148,7 +149,9 @@ def scan_command(
     render_notices(result, sys.stderr, quiet, verbose)
     _threshold_hint(config, quiet)
     if "written" in result.stats.baseline and not quiet:
-        click.echo(f"wrote {result.stats.baseline['written']} pairs to {review.write_baseline}", err=True)
+        click.echo(
+            f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
+        )
     if review.fails(result):
         new = len(result.new_pairs)
         click.echo(
@@ -188,7 +191,7 @@ def cache_info(cache_dir: str | None, fmt: str) -> None:
         click.echo(json.dumps(info, indent=2))
         return
     for key, value in info.items():
-        click.echo(f"{key}: {value}")
+        click.echo(f"{key}: {printable(str(value))}")
 
 
 @cache_group.command(name="clear")
@@ -198,7 +201,7 @@ def cache_clear(cache_dir: str | None) -> None:
     with _cache(cache_dir) as store:
         if not store.clear():
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
-        click.echo(f"cleared {store.path}")
+        click.echo(f"cleared {printable(str(store.path))}")
 
 
 def _cache(cache_dir: str | None) -> Cache:
@@ -207,7 +210,7 @@ def _cache(cache_dir: str | None) -> Cache:
     except (OSError, sqlite3.Error) as err:
         raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
     for warning in store.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {printable(warning)}", err=True)
     return store
 
 
