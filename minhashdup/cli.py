@@ -7,6 +7,7 @@ import importlib
 import io
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from minhashdup.options import (
     shingle_option,
     token_options,
 )
+from minhashdup.parallel import stop_workers
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
 from minhashdup.report.notices import render_notices
@@ -82,8 +84,13 @@ class _Group(click.Group):
             click.echo(f"minhashdup: error: {printable(exc.format_message() + hint)}", err=True)
             code = ExitCode.USAGE
         except (click.exceptions.Abort, KeyboardInterrupt):
+            stop_workers()
             click.echo("minhashdup: interrupted", err=True)
             code = ExitCode.INTERRUPTED
+        except _Terminated:
+            stop_workers()
+            click.echo("minhashdup: terminated", err=True)
+            code = ExitCode.TERMINATED
         except BrokenPipeError:
             # The reader (e.g. `| head`) went away: not an error of ours.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -98,6 +105,17 @@ class _Group(click.Group):
             )
             code = ExitCode.INTERNAL
         sys.exit(int(code or 0))
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the scan ends like on Ctrl-C: workers
+    stopped (they hold stdout open), no partial ``--output`` left, exit 143."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM handler of the ``minhashdup`` process (set by :func:`main`, not by the library)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise _Terminated
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -408,4 +426,5 @@ def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
 
 def main() -> None:
     """Entry point of the ``minhashdup`` command and ``python -m minhashdup``."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
     cli.main(prog_name="minhashdup")

@@ -11,8 +11,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -176,3 +184,196 @@ def test_html_and_sarif_escape_names_themselves(make_tree: TreeFactory) -> None:
     code, sarif, _ = run("scan", str(tree), "-q", "--no-cache", "-t", "0.3", "-f", "sarif")
     assert code == ExitCode.OK and "\x1b" not in sarif
     assert "/%1B%5B2Jb.go" in sarif and "/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.go" in sarif  # URIs
+
+
+# --- item 7: signals --------------------------------------------------------------------------
+
+#: Runs minhashdup with each file's lexing (SLOW_LEX) and each family's side-by-side runs of
+#: the HTML report (SLOW_FAMILY) slowed down, in the workers too (they import the main script
+#: as ``__mp_main__``), so that workers are busy when a signal comes.
+SLOW_MAIN = textwrap.dedent(
+    """
+    import functools
+    import os
+    import time
+
+    import minhashdup.extract as extract
+    import minhashdup.report.sidebyside as sidebyside
+
+
+    def _slowed(function, variable):
+        @functools.wraps(function)  # pickled by the name it replaces
+        def slow(*args, **kwargs):
+            time.sleep(float(os.environ.get(variable, "0")))
+            return function(*args, **kwargs)
+
+        return slow
+
+
+    extract.extract_file = _slowed(extract.extract_file, "SLOW_LEX")
+    sidebyside._family_runs = _slowed(sidebyside._family_runs, "SLOW_FAMILY")
+
+    if __name__ == "__main__":
+        from minhashdup.cli import main
+
+        main()
+    """
+)
+
+needs_proc = pytest.mark.skipif(
+    not os.path.exists("/proc/self/task") or not hasattr(signal, "SIGTERM") or sys.platform != "linux",
+    reason="follows child processes through /proc (Linux)",
+)
+
+Descendants = dict[int, tuple[int, "str | None"]]
+
+
+def _start_time(pid: int) -> str | None:
+    """Start time of a live (not zombie) process, None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return None if fields[0] in "ZX" else fields[19]
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            kids += [int(k) for k in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return kids
+
+
+def _descendants(pid: int) -> Descendants:
+    """Every descendant: its depth (1 = child) and start time."""
+    found, todo = {}, [(pid, 0)]
+    while todo:
+        parent, depth = todo.pop()
+        for kid in _children(parent):
+            found[kid] = (depth + 1, _start_time(kid))
+            todo.append((kid, depth + 1))
+    return found
+
+
+def _survivors(found: Descendants) -> list[int]:
+    """Descendants still running after up to :data:`HANG_GUARD` seconds."""
+    deadline = time.monotonic() + HANG_GUARD
+    while True:
+        alive = [pid for pid, (_, started) in found.items() if started is not None and _start_time(pid) == started]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def slow_scan(tmp_path: Path) -> Iterator[Any]:
+    """A function that starts ``minhashdup scan TREE ARGS`` slowed down by ``env`` (see
+    :data:`SLOW_MAIN`) in a new session, and returns once a worker runs (a child of the fork
+    server), with the descendants seen. Whatever survives the test is killed."""
+    script = tmp_path / "slow_main.py"
+    script.write_text(SLOW_MAIN)
+    seen: Descendants = {}
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(tree: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[bytes], Descendants]:
+        command = [sys.executable, str(script), "scan", str(tree), "--no-cache", "-j", "2", *args]
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env}, start_new_session=True
+        )
+        procs.append(proc)
+        deadline = time.monotonic() + HANG_GUARD
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = _descendants(proc.pid)
+            seen.update(found)
+            if any(depth == 2 for depth, _ in found.values()):
+                return proc, found
+            time.sleep(0.05)
+        pytest.fail("the scan never started its worker processes")
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for pid, (_, started) in seen.items():
+        if started is not None and _start_time(pid) == started:
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def many_files(tmp_path: Path) -> Path:
+    """400 Python files, 400 KiB: above extract's inline limit, so lexed in worker processes."""
+    tree = tmp_path / "many"
+    tree.mkdir()
+    for i in range(400):
+        body = "".join(f"def f{i}_{j}(x, y):\n    return x * {j} + y - {i} * (x ^ {j})\n" for j in range(18))
+        (tree / f"m{i}.py").write_text(body)
+    return tree
+
+
+@needs_proc
+def test_sigterm_stops_the_workers_and_exits_143(slow_scan: Any, many_files: Path) -> None:
+    proc, found = slow_scan(many_files, {"SLOW_LEX": "0.05"}, "-f", "json")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=HANG_GUARD)  # EOF on stdout: no worker holds it open
+    except subprocess.TimeoutExpired:
+        pytest.fail("stdout stayed open after SIGTERM: some process still holds it")
+    assert proc.returncode == ExitCode.TERMINATED == 143
+    assert err.decode() == "minhashdup: terminated\n"
+    assert out == b""
+    assert _survivors(found) == []
+
+
+@needs_proc
+def test_ctrl_c_to_the_process_group_exits_130_without_a_child_traceback(slow_scan: Any, many_files: Path) -> None:
+    proc, found = slow_scan(many_files, {"SLOW_LEX": "0.05"}, "-f", "json")
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan hung after Ctrl-C")
+    assert proc.returncode == ExitCode.INTERRUPTED
+    assert err.decode().strip() == "minhashdup: interrupted"
+    assert _survivors(found) == []
+
+
+@needs_proc
+def test_workers_ignore_sigint_and_leave_it_to_the_main_process(slow_scan: Any, many_files: Path) -> None:
+    proc, _ = slow_scan(many_files, {"SLOW_LEX": "0.01"}, "-f", "json", "-q")
+    time.sleep(0.3)  # not a timing assertion: lets the workers get into their tasks
+    for pid, (depth, _) in _descendants(proc.pid).items():
+        if depth == 2:
+            os.kill(pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=HANG_GUARD * 2)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan hung after its workers got SIGINT")
+    assert (proc.returncode, err.decode()) == (ExitCode.OK, "")
+    assert json.loads(out)["stats"]["files_scanned"] == 400
+
+
+@needs_proc
+def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
+    slow_scan: Any, make_tree: TreeFactory
+) -> None:
+    # 4 families of 7 near copies: 84 pairs (the side-by-side runs use workers from 64 on),
+    # 28 small files (lexed in this process: the only workers are the report's).
+    files: dict[str, str | bytes] = {}
+    for family in range(4):
+        files.update(
+            {f"f{family}/{k}.go": text for k, text in near_duplicates([str(k) for k in range(7)], family).items()}
+        )
+    tree = make_tree(files)
+    proc, found = slow_scan(tree, {"SLOW_FAMILY": "600"}, "-f", "html")
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan waited for the report's workers after Ctrl-C")
+    assert proc.returncode == ExitCode.INTERRUPTED
+    assert err.decode().strip() == "minhashdup: interrupted"
+    assert _survivors(found) == []
