@@ -12,6 +12,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
@@ -76,7 +77,7 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ctx.set_forkserver_preload(_PRELOAD)
         _start_fork_server()
     size = max(1, min(workers, usable_cores()))
-    executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_ignore_interrupts)
+    executor = _Executor(size, mp_context=ctx, initializer=_ignore_interrupts)
     _LIVE.add(executor)
     try:
         yield executor
@@ -89,6 +90,37 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         _LIVE.discard(executor)
 
 
+class _Executor(ProcessPoolExecutor):
+    """Workers are started with SIGINT and SIGTERM held (see :func:`_signals_held`)."""
+
+    def _adjust_process_count(self) -> None:
+        with _signals_held():
+            super()._adjust_process_count()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM arriving in the block take effect when it ends.
+
+    A worker's start interrupted half-way leaves a child the pool does not know of: it is
+    not terminated with the others, and prints a traceback when the queues it expects are
+    gone. Held, the signal is raised again once the worker is known to the pool.
+    """
+    held = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or None in map(signal.getsignal, held):
+        yield  # handlers can only be set in the main thread, and restored if set from Python
+        return
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in held}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
+
+
 def stop_workers() -> None:
     """Terminate the workers of every open pool (the CLI calls it on Ctrl-C and SIGTERM)."""
     for executor in list(_LIVE):
@@ -96,15 +128,21 @@ def stop_workers() -> None:
 
 
 def _terminate(executor: ProcessPoolExecutor) -> None:
+    """Kill the workers first (shutting the pool down first could let one fail on its closed
+    queues and print a traceback), then wait for the pool's thread, so that the interpreter
+    does not wake it while it closes its pipes at exit."""
     processes = list((executor._processes or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
+    manager = getattr(executor, "_executor_manager_thread", None)
     for process in processes:
         process.terminate()  # SIGTERM: workers keep its default action
+    executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(_GRACE)
         if process.is_alive():
             process.kill()
             process.join()
+    if isinstance(manager, threading.Thread):
+        manager.join(_GRACE)
 
 
 def _start_fork_server() -> None:
@@ -116,14 +154,15 @@ def _start_fork_server() -> None:
     """
     from multiprocessing import forkserver  # POSIX only
 
-    if not hasattr(signal, "pthread_sigmask"):
-        forkserver.ensure_running()
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        forkserver.ensure_running()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    with _signals_held():
+        if not hasattr(signal, "pthread_sigmask"):
+            forkserver.ensure_running()
+            return
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _ignore_interrupts() -> None:
