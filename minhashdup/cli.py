@@ -42,6 +42,7 @@ from minhashdup.options import (
     shingle_option,
     token_options,
 )
+from minhashdup.outfile import replaced
 from minhashdup.parallel import stop_workers
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
@@ -63,6 +64,13 @@ Examples:
 
 class _Group(click.Group):
     """A group whose ``main`` turns every failure into one line and a documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # before click's own handler, which would exit 1 (our gate's code)
+            _silence_stdout()  # the reader (e.g. `| head`) went away: not an error of ours
+            return ExitCode.OK
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
@@ -91,10 +99,6 @@ class _Group(click.Group):
             stop_workers()
             click.echo("minhashdup: terminated", err=True)
             code = ExitCode.TERMINATED
-        except BrokenPipeError:
-            # The reader (e.g. `| head`) went away: not an error of ours.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            code = ExitCode.OK
         except Exception as exc:  # the promise: no traceback, ever
             if os.environ.get("MINHASHDUP_DEBUG"):
                 raise
@@ -116,6 +120,17 @@ def _on_sigterm(signum: int, frame: object) -> None:
     """SIGTERM handler of the ``minhashdup`` process (set by :func:`main`, not by the library)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
     raise _Terminated
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device: what is still buffered for it is dropped, not retried."""
+    try:
+        fileno = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (e.g. captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -414,14 +429,29 @@ def _progress_factory() -> ProgressFactory:
 
 
 def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
+    """The report to ``output`` (whole or not at all, see :func:`replaced`) or to stdout.
+
+    A write error (a full disk, a closed terminal) is one line and exit 2, never a cut file
+    that exits 0. A reader that went away (``| head``) is not an error: the rest of stdout
+    is dropped and the scan ends as it would have (the gate still decides the exit code).
+    """
     if output is None:
-        renderer(sys.stdout)
+        try:
+            renderer(sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except OSError as err:
+            _silence_stdout()
+            raise UsageFailure(
+                f"cannot write the report to stdout: {err.strerror or err}; write it to a file with --output"
+            ) from None
         return
     try:
-        with open(output, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
+        with replaced(output) as handle:
             renderer(handle)
     except OSError as err:
-        raise UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
+        raise UsageFailure(f"cannot write {output}: {err.strerror or err}; choose another --output") from None
 
 
 def main() -> None:

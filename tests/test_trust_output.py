@@ -9,6 +9,7 @@ report, and a write error on stdout is one line and exit 2.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -20,7 +21,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pytest
 from click.testing import CliRunner
@@ -184,6 +185,136 @@ def test_html_and_sarif_escape_names_themselves(make_tree: TreeFactory) -> None:
     code, sarif, _ = run("scan", str(tree), "-q", "--no-cache", "-t", "0.3", "-f", "sarif")
     assert code == ExitCode.OK and "\x1b" not in sarif
     assert "/%1B%5B2Jb.go" in sarif and "/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.go" in sarif  # URIs
+
+
+# --- item 7: -o is replaced whole or not at all ----------------------------------------------
+
+
+@pytest.fixture
+def pair_tree(make_tree: TreeFactory) -> Path:
+    return make_tree(near_duplicates(["a.go", "b.go"]))
+
+
+def _half_then(error: BaseException) -> Any:
+    def render_json(result: Result, stream: TextIO) -> None:
+        stream.write('{\n  "schema_version": 1,\n' + "x" * 100_000)  # past any buffer: on disk already
+        raise error
+
+    return render_json
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device"),
+            ExitCode.USAGE,
+            "minhashdup: error: cannot write {out}: No space left on device; choose another --output",
+        ),
+        (KeyboardInterrupt(), ExitCode.INTERRUPTED, "minhashdup: interrupted"),
+        (RuntimeError("bug"), ExitCode.INTERNAL, None),
+    ],
+)
+def test_output_stays_intact_when_writing_fails(
+    pair_tree: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: BaseException,
+    code: int,
+    message: str | None,
+) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    out = folder / "dups.json"
+    out.write_text("previous report\n")
+    monkeypatch.setattr("minhashdup.report.data.render_json", _half_then(error))
+    got, _, err = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(out))
+    assert got == code
+    if message:
+        assert err.strip().splitlines()[-1] == message.format(out=out)
+    assert out.read_text() == "previous report\n"
+    assert sorted(os.listdir(folder)) == ["dups.json"]  # no temporary file left
+
+
+def test_output_is_replaced_keeping_its_mode_and_written_through_a_symlink(pair_tree: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("previous report\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(link))
+    assert code == ExitCode.OK
+    assert link.is_symlink() and len(json.loads(real.read_text())["pairs"]) == 1
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_new_output_gets_the_umask_mode(pair_tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "new.csv"
+    mask = os.umask(0o027)
+    try:
+        code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "csv", "-o", str(out))
+    finally:
+        os.umask(mask)
+    assert code == ExitCode.OK and out.read_text().startswith("a,b,jaccard")
+    assert out.stat().st_mode & 0o777 == 0o640
+
+
+# --- item 7: stdout that cannot be written ----------------------------------------------------
+
+
+def _minhashdup(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minhashdup", *args], text=True, timeout=HANG_GUARD * 2, check=False, **kwargs
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("fmt", ["json", "table", "csv"])
+def test_full_stdout_is_one_line_and_exit_2(pair_tree: Path, fmt: str) -> None:
+    with open("/dev/full", "w") as full:
+        done = _minhashdup("scan", str(pair_tree), "--no-cache", "-q", "-f", fmt, stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr == (
+        "minhashdup: error: cannot write the report to stdout: No space left on device; "
+        "write it to a file with --output\n"
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_full_stdout_with_a_small_report_is_not_exit_0(make_tree: TreeFactory) -> None:
+    tree = make_tree({"only.go": render_go(go_file(random.Random(1), 3))})  # no pairs: a short JSON
+    with open("/dev/full", "w") as full:
+        done = _minhashdup("scan", str(tree), "--no-cache", "-q", "-f", "json", stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == ExitCode.USAGE
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+@pytest.mark.parametrize(("gate", "code"), [((), ExitCode.OK), (("--fail-on-pairs",), ExitCode.PAIRS_FOUND)])
+def test_closed_stdout_pipe_is_quiet_and_the_gate_still_decides(
+    pair_tree: Path, fmt: str, gate: tuple[str, ...], code: int
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        done = _minhashdup(
+            "scan", str(pair_tree), "--no-cache", "-f", fmt, *gate, stdout=write_end, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == code
+    assert "Traceback" not in done.stderr and "error" not in done.stderr
+
+
+def test_closed_stdout_pipe_is_not_exit_1_for_other_commands() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = _minhashdup("tune", "-t", "0.5", stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (ExitCode.OK, "")
 
 
 # --- item 7: signals --------------------------------------------------------------------------
@@ -358,7 +489,7 @@ def test_workers_ignore_sigint_and_leave_it_to_the_main_process(slow_scan: Any, 
 
 @needs_proc
 def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
-    slow_scan: Any, make_tree: TreeFactory
+    slow_scan: Any, make_tree: TreeFactory, tmp_path: Path
 ) -> None:
     # 4 families of 7 near copies: 84 pairs (the side-by-side runs use workers from 64 on),
     # 28 small files (lexed in this process: the only workers are the report's).
@@ -368,7 +499,9 @@ def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
             {f"f{family}/{k}.go": text for k, text in near_duplicates([str(k) for k in range(7)], family).items()}
         )
     tree = make_tree(files)
-    proc, found = slow_scan(tree, {"SLOW_FAMILY": "600"}, "-f", "html")
+    out = tmp_path / "report.html"
+    out.write_text("previous report\n")
+    proc, found = slow_scan(tree, {"SLOW_FAMILY": "600"}, "-f", "html", "-o", str(out))
     os.killpg(proc.pid, signal.SIGINT)
     try:
         _, err = proc.communicate(timeout=HANG_GUARD)
@@ -377,3 +510,5 @@ def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
     assert proc.returncode == ExitCode.INTERRUPTED
     assert err.decode().strip() == "minhashdup: interrupted"
     assert _survivors(found) == []
+    assert out.read_text() == "previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".report")) == []

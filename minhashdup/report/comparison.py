@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.columns import Columns
-from rich.console import Console
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
 from minhashdup.compare import Comparison, Run
-from minhashdup.report.console import markup
+from minhashdup.report.console import make_console, markup
 from minhashdup.report.terminal import printable
 
 SHOWN_RUNS = 3
@@ -28,7 +27,7 @@ def render_comparison_json(c: Comparison, stream: TextIO) -> None:
 
 def render_comparison_table(c: Comparison, stream: TextIO) -> None:
     """Summary, the table of shared runs, and the longest runs side by side."""
-    console = Console(file=stream, highlight=False)
+    console = make_console(stream, highlight=False)
     k = c.params["hashes"]
     console.print(f"[bold]{markup(c.a)}[/] ~ [bold]{markup(c.b)}[/]")
     console.print(

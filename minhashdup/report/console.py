@@ -1,10 +1,28 @@
-"""Text made safe for rich markup, for the tables drawn with rich."""
+"""The rich console that every table is drawn with, and text made safe for its markup."""
 
 from __future__ import annotations
 
+from typing import Any, TextIO
+
+from rich.console import Console
 from rich.markup import escape
 
 from minhashdup.report.terminal import printable
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own handler exits 1, the code of a failed gate; let the CLI decide instead.
+        raise BrokenPipeError
+
+
+def make_console(stream: TextIO, **options: Any) -> Console:
+    """A rich ``Console`` writing to ``stream`` (``options`` as for ``Console``).
+
+    A closed pipe (``| head``) raises ``BrokenPipeError`` to the caller, as any other
+    write would, instead of rich's ``SystemExit(1)``.
+    """
+    return _Console(file=stream, **options)
 
 
 def markup(text: str) -> str:

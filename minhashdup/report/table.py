@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from rich.console import Console
 from rich.table import Table
 
-from minhashdup.report.console import markup
+from minhashdup.report.console import make_console, markup
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
 
 
 def render_table(result: Result, stream: TextIO) -> None:
     """Pairs sorted by similarity then path, the clusters, and the scan summary."""
-    console = Console(file=stream, highlight=False, soft_wrap=False, width=_width(result, stream))
+    console = make_console(stream, highlight=False, soft_wrap=False, width=_width(result, stream))
     if result.pairs:
         console.print(_pairs_table(result))
     else:
