@@ -77,7 +77,8 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ctx.set_forkserver_preload(_PRELOAD)
         _start_fork_server()
     size = max(1, min(workers, usable_cores()))
-    executor = _Executor(size, mp_context=ctx, initializer=_ignore_interrupts)
+    executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_ignore_interrupts)
+    _hold_signals_while_starting(executor)
     _LIVE.add(executor)
     try:
         yield executor
@@ -90,12 +91,15 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         _LIVE.discard(executor)
 
 
-class _Executor(ProcessPoolExecutor):
-    """Workers are started with SIGINT and SIGTERM held (see :func:`_signals_held`)."""
+def _hold_signals_while_starting(executor: ProcessPoolExecutor) -> None:
+    """``executor`` starts each worker (on demand, in ``submit``) under :func:`_signals_held`."""
+    adjust = executor._adjust_process_count
 
-    def _adjust_process_count(self) -> None:
+    def held() -> None:
         with _signals_held():
-            super()._adjust_process_count()
+            adjust()
+
+    executor._adjust_process_count = held  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
