@@ -4,8 +4,9 @@ A file name is chosen by whoever wrote the repository. Printed raw, ``\\x1b[2J``
 reader's screen, ``\\x1b[31m`` recolours what follows, a right-to-left override (U+202E)
 shows ``exe.go`` as ``og.exe``, and a newline forges a line of output. Every human-facing
 text that may hold such a name (tables, notices, warnings, error messages) goes through
-:func:`printable`; machine formats (JSON, CSV, SARIF, HTML) keep exact names and rely on
-their own escaping instead.
+:func:`printable`. Machine formats (JSON, JSON Lines, SARIF, HTML) keep exact names and
+rely on their own escaping; CSV keeps them too, but for the quote that disarms a formula
+(:func:`minhashdup.report.data.csv_cell`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def printable(text: str, multiline: bool = False) -> str:
     """``text`` with every control, invisible and bidi character shown as an escape.
 
     Escapes look like Python's (``\\x1b``, ``\\u202e``): visible and unambiguous about which
-    character was there. Everything else, other scripts and emoji included, is unchanged.
+    character was there. Everything else (other scripts, symbols) is unchanged; a zero-width
+    joiner inside an emoji sequence is escaped too.
 
     Args:
         text: a path, or a message that may contain one.
