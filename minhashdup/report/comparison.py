@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TextIO
 
 from rich.columns import Columns
@@ -11,7 +10,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from minhashdup.compare import Comparison, Run
+from minhashdup.compare import Comparison, Run, read_source
 from minhashdup.report.console import make_console, markup
 from minhashdup.report.terminal import printable
 
@@ -53,7 +52,7 @@ def _span(lines: tuple[int, int]) -> str:
 
 
 def _panel(path: str, lines: tuple[int, int]) -> Panel:
-    text = printable(Path(path).read_bytes().decode("utf-8", "replace"), multiline=True)
+    text = printable(read_source(path), multiline=True)  # regular, bounded, never blocking
     lexer = Syntax.guess_lexer(path, text)
     start, end = max(1, lines[0] - CONTEXT_LINES), lines[1] + CONTEXT_LINES
     syntax = Syntax(
