@@ -11,7 +11,10 @@ root (a second link to it is a ``duplicate-path`` skip, so a ladder of folders t
 to the next costs one listing per folder, not two to the power of its height); the walk is a
 loop, not a recursion; an ignore file is read only if it is a regular file of at most
 :data:`IGNORE_FILE_LIMIT` bytes (a link to ``/dev/zero`` or a FIFO named ``.gitignore`` is
-not read: a warning says its rules are not applied).
+not read), at most :data:`IGNORE_NESTING_LIMIT` of them apply to a path, and none whose
+patterns hold more wildcards than :data:`WILDCARD_LIMITS` (Python's ``re`` backtracks: such a
+pattern could take hours on one long path). An ignore file left out is named in a warning:
+its rules are not applied, so more files are scanned, never fewer.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ IGNORE_FILE_LIMIT = 1 << 20
 #: chain of N folders each holding a .gitignore cost N**3 (N = 1,000: 18 s); one nested deeper
 #: is not applied, with a warning.
 IGNORE_NESTING_LIMIT = 64
+
+#: A pattern may hold at most one wildcard that can match many lengths across folders (``**``,
+#: or the one implied when the pattern has no ``/``) and one more ``*`` in a name: see
+#: :func:`_wildcards`. ``**/build/*_pb2*.py`` passes; ``**/a/**/b`` and ``*-*-*.log`` do not.
+WILDCARD_LIMITS = (1, 1)
 
 
 class SkipReason(str, enum.Enum):
@@ -146,14 +154,52 @@ def compile_globs(globs: Sequence[str], option: str) -> pathspec.GitIgnoreSpec |
     """Compile gitignore-style globs; ``None`` when there are none.
 
     Raises:
-        ConfigError: a glob is not a valid gitignore pattern.
+        ConfigError: a glob is not a valid gitignore pattern, or holds more wildcards than
+            :data:`WILDCARD_LIMITS` allows.
     """
     if not globs:
         return None
     try:
-        return pathspec.GitIgnoreSpec.from_lines(globs)
+        return _compile(globs)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
+
+
+def _wildcards(pattern: str) -> tuple[int, int]:
+    """The wildcards of a gitignore ``pattern`` that can each match many lengths: across folders
+    (a ``**`` folder that is not last, and the one implied when the pattern has no ``/`` but a
+    trailing one), and within names (each ``*`` after the first in a name).
+
+    pathspec matches with Python's backtracking ``re``: a path that almost matches costs about
+    (path length) ** (across) * (name length) ** (within), so ``**/a/**/a/**/a/**/b`` or
+    ``*a*a*a*a*b`` would not end on a long path, and ``**/a/**/b`` takes 50 ms per 4 KB path.
+
+    Example:
+        >>> [_wildcards(p) for p in ("/build", "*.pyc", "docs/**/*_pb2*.py", "**/a/**/b", "*-*-*.log")]
+        [(0, 0), (1, 0), (1, 1), (2, 0), (1, 2)]
+    """
+    pattern = pattern.strip()
+    if not pattern or pattern.startswith("#"):
+        return 0, 0
+    parts = pattern.removeprefix("!").rstrip("/").split("/")
+    across = sum(part == "**" for part in parts[1:-1]) + (len(parts) == 1 or parts[0] == "**")
+    within = sum(max(0, part.count("*") - part.count("\\*") - 1) for part in parts if part != "**")
+    return int(across), within
+
+
+def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    """Raises ValueError: a pattern is invalid, or nests too many wildcards to match in bounded time."""
+    for line in lines:
+        across, within = _wildcards(line)
+        if across > WILDCARD_LIMITS[0] or within > WILDCARD_LIMITS[1]:
+            raise ValueError(
+                f"{line.strip()!r} holds too many wildcards to match in bounded time (at most one ** and"
+                " one name with two *); simplify it"
+            )
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
     except Exception as exc:  # pathspec raises several types for bad patterns
-        raise ConfigError(f"{option}: invalid glob ({exc}); use gitignore syntax") from None
+        raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
 
 
 def walk(
@@ -179,12 +225,13 @@ def walk(
         max_size: files over this many bytes are skipped as ``too-large``.
 
     Returns:
-        A :class:`WalkResult`; ``files`` in root order; within a folder, its files by
-        name, then its subfolders (depth first) by name.
+        A :class:`WalkResult`; ``files`` in root order; within a root, the tree without
+        links first (in a folder, its files by name, then its subfolders, depth first, by
+        name), then the folders reached through links, in the order the links were found.
 
     Raises:
         InputPathError: a path does not exist.
-        ConfigError: a glob is invalid.
+        ConfigError: a glob is invalid, or holds more wildcards than :data:`WILDCARD_LIMITS`.
 
     Example:
         >>> walk(["examples"], include=["*.go"]).files[0].path  # doctest: +SKIP
@@ -440,15 +487,15 @@ def _read_ignore_file(
             why = "a symbolic link, which git does not follow either"
         else:
             text = read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
-            return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+            return _compile(text.splitlines())
     except (FileNotFoundError, NotADirectoryError):  # no such file (NotADirectory: .git is a file)
         return None
     except (NotRegularFileError, TooLargeError) as err:  # "not a regular file (FIFO)", "more than N bytes"
         why = err.strerror or str(err)
     except OSError as err:
         why = f"cannot read ({err.strerror or err})"
-    except Exception as err:  # an invalid pattern: a hostile .gitignore must not stop the scan
-        why = f"invalid pattern ({err})"
+    except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
+        why = str(err)
     warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
     return None
 
