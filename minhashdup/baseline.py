@@ -16,6 +16,7 @@ pair does not make the pair new; its similarity rising by more than the toleranc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -28,9 +29,14 @@ from minhashdup import cluster
 from minhashdup.errors import MinhashdupError
 from minhashdup.project import real, relative
 from minhashdup.result import Pair, Result
+from minhashdup.safeio import TooLargeError, read_regular
 
 VERSION = 1
 _KEY = "minhashdup_baseline"
+#: The most bytes a baseline file may hold (about 5 million entries).
+LIMIT = 512 * 2**20
+#: Notes listed one by one for recorded files that no longer exist; the rest are counted on one line.
+NOTE_LIMIT = 20
 
 
 class BaselineError(MinhashdupError):
@@ -42,21 +48,29 @@ class Baseline:
     """Recorded pairs: ``pairs[(a, b)]`` is the Jaccard recorded for paths ``a < b``.
 
     ``base`` is the folder the paths are relative to; ``dropped`` counts, per recorded path
-    that no longer exists, the entries left out because of it. ``classes`` keys the entries
-    (dropped ones too) by classes of files recorded as identical (see :meth:`recorded`).
+    that no longer exists, the entries left out because of it; ``dropped_pairs`` counts those
+    entries (one whose two files are gone is counted once; a repeated entry once).
+    ``classes`` keys the entries (dropped ones too) by classes of files recorded as identical
+    (see :meth:`jaccard_of`).
     """
 
     path: str
     base: str
     pairs: dict[tuple[str, str], float]
     dropped: dict[str, int]
+    dropped_pairs: int = 0
     classes: Classes | None = None
+
+    @property
+    def recorded(self) -> int:
+        """Distinct entries in the file: those kept and those dropped."""
+        return len(self.pairs) + self.dropped_pairs
 
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
         return _key(pair, self.base)
 
-    def recorded(self, pair: Pair) -> float | None:
+    def jaccard_of(self, pair: Pair) -> float | None:
         """The Jaccard recorded for ``pair``: its own entry's, or else that of an entry whose
         files were recorded as identical (Jaccard 1.0) to the pair's, one to each.
 
@@ -106,26 +120,44 @@ def load(path: str) -> Baseline:
     """Read a baseline file; entries naming a file that no longer exists are dropped.
 
     Raises:
-        BaselineError: the file is missing, not JSON, not a baseline or of a newer version.
+        BaselineError: the file is missing, not a regular file, larger than :data:`LIMIT`, not
+            JSON (or nested too deep), not a baseline or of a newer version.
     """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            doc = json.load(handle)
-    except FileNotFoundError:
-        raise BaselineError(f"--baseline {path}: no such file; record one with --write-baseline {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise BaselineError(f"--baseline {path}: cannot be read ({err}); rewrite it with --write-baseline") from None
+    doc = _read(path)
     base = os.path.dirname(real(path))
     pairs: dict[tuple[str, str], float] = {}
-    dropped: Counter[str] = Counter()
+    gone_by_entry: dict[tuple[str, str], list[str]] = {}
     exists: dict[str, bool] = {}
     entries = list(_entries(doc, path))
     for a, b, jaccard in entries:
-        gone = [p for p in (a, b) if not exists.setdefault(p, os.path.isfile(os.path.join(base, p)))]
-        dropped.update(gone)
-        if not gone:
+        for name in (a, b):
+            if name not in exists:  # once per file: a stale baseline names some in thousands of entries
+                exists[name] = os.path.isfile(os.path.join(base, name))
+        gone = [name for name in (a, b) if not exists[name]]
+        if gone:
+            gone_by_entry[_ordered(a, b)] = gone
+        else:
             pairs[_ordered(a, b)] = jaccard
-    return Baseline(path, base, pairs, dict(sorted(dropped.items())), Classes.of(entries))
+    dropped = Counter(name for gone in gone_by_entry.values() for name in gone)
+    return Baseline(path, base, pairs, dict(sorted(dropped.items())), len(gone_by_entry), Classes.of(entries))
+
+
+def _read(path: str) -> object:
+    """The parsed JSON of a baseline file (a regular file of at most :data:`LIMIT` bytes)."""
+    try:
+        return json.loads(read_regular(path, LIMIT).decode("utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"--baseline {path}: no such file; record one with --write-baseline {path}") from None
+    except TooLargeError:
+        raise BaselineError(f"--baseline {path}: more than {LIMIT // 2**20} MiB; is it a baseline?") from None
+    except OSError as err:
+        raise BaselineError(f"--baseline {path}: cannot be read ({err.strerror or err})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BaselineError(f"--baseline {path}: cannot be read ({err}); rewrite it with --write-baseline") from None
+    except RecursionError:
+        raise BaselineError(
+            f"--baseline {path}: cannot be read (JSON nested too deep); rewrite it with --write-baseline"
+        ) from None
 
 
 def _entries(doc: object, path: str) -> Iterable[tuple[str, str, float]]:
@@ -163,12 +195,19 @@ def write(result: Result, path: str) -> int:
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
         fd, tmp = tempfile.mkstemp(dir=base, prefix=".minhashdup-baseline-", suffix=".tmp")
+    except OSError as err:
+        raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
+    try:
         # A name that is not UTF-8 is written as a \udcXX escape: valid JSON that reads back the same.
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
-    except OSError as err:
-        raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
+    except BaseException as err:  # a full disk, Ctrl-C: never leave the half-written file behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
+        raise
     return len(entries)
 
 
@@ -179,23 +218,37 @@ def mark(result: Result, baseline: Baseline, tolerance: float) -> Result:
     pairs, seen, risen = [], set(), 0
     for pair in result.pairs:
         key = baseline.key(pair)
-        recorded = baseline.recorded(pair)
+        recorded = baseline.jaccard_of(pair)
         known = recorded is not None and round(pair.jaccard, 6) <= recorded + tolerance + 1e-9
         risen += recorded is not None and not known
         seen.add(key)
         pairs.append(dataclasses.replace(pair, known=known))
     result.stats.baseline |= {
-        "recorded": len(baseline.pairs) + sum(baseline.dropped.values()),
+        "recorded": baseline.recorded,
         "known": sum(p.known for p in pairs),
         "risen": risen,
         "gone": len(baseline.pairs.keys() - seen),
-        "dropped": sum(baseline.dropped.values()),
+        "dropped": baseline.dropped_pairs,
     }
+    return dataclasses.replace(result, pairs=pairs, warnings=[*result.warnings, *_dropped_notes(baseline)])
+
+
+def _dropped_notes(baseline: Baseline) -> list[str]:
+    """One note per recorded file that no longer exists, the first :data:`NOTE_LIMIT` of them,
+    then one line that counts the rest (a stale baseline can name millions)."""
+    names = list(baseline.dropped.items())
     notes = [
         f"baseline {baseline.path}: {name} no longer exists; {n} recorded pair{'s' if n > 1 else ''} dropped"
-        for name, n in baseline.dropped.items()
+        for name, n in names[:NOTE_LIMIT]
     ]
-    return dataclasses.replace(result, pairs=pairs, warnings=[*result.warnings, *notes])
+    if len(names) > NOTE_LIMIT:
+        more = len(names) - NOTE_LIMIT
+        files = "1 more recorded file no longer exists" if more == 1 else f"{more} more recorded files no longer exist"
+        notes.append(
+            f"baseline {baseline.path}: {files} ({baseline.dropped_pairs} recorded pairs dropped in all);"
+            " rewrite it with --write-baseline"
+        )
+    return notes
 
 
 def _key(pair: Pair, base: str) -> tuple[str, str]:

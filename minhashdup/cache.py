@@ -28,13 +28,16 @@ import pygments
 from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.hashing import UInt64Array
 
-#: Bump when token or shingle hashing changes: old entries then simply miss.
-CACHE_FORMAT = 2
+#: Bump when token or shingle hashing changes, or when entries written before may be wrong: the
+#: cache file is named after it, so entries of another format (stat rows included) are never
+#: read. 3: format 2 could store a file's shingles, and pair its stat, with bytes it held at
+#: another moment of the scan.
+CACHE_FORMAT = 3
 #: A file modified this recently may change again within the same timestamp tick: its stat
 #: is not trusted next time (git's "racily clean" rule), so it is read and hashed again.
 RACY_SECONDS = 2.0
 APPLICATION_ID = 0x4D484450  # "MHDP"
-FILE_NAME = "cache-v2.sqlite3"
+FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT
 
 _SCHEMA = """

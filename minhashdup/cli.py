@@ -7,6 +7,7 @@ import importlib
 import io
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -41,9 +42,12 @@ from minhashdup.options import (
     shingle_option,
     token_options,
 )
+from minhashdup.outfile import replaced
+from minhashdup.parallel import stop_workers
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
 from minhashdup.report import render
 from minhashdup.report.notices import render_notices
+from minhashdup.report.terminal import printable
 from minhashdup.review import apply as review_result
 from minhashdup.review import load as review_inputs
 from minhashdup.settings import config_option
@@ -60,6 +64,13 @@ Examples:
 
 class _Group(click.Group):
     """A group whose ``main`` turns every failure into one line and a documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # before click's own handler, which would exit 1 (our gate's code)
+            _silence_stdout()  # the reader (e.g. `| head`) went away: not an error of ours
+            return ExitCode.OK
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
@@ -78,25 +89,48 @@ class _Group(click.Group):
                 hint = f" (set in {ctx.meta.get(CONFIG_FILE_KEY)})"
             if isinstance(exc, click.UsageError) and exc.ctx is not None and not hint:
                 hint = f" (see '{exc.ctx.command_path} --help')"
-            click.echo(f"minhashdup: error: {exc.format_message()}{hint}", err=True)
+            click.echo(f"minhashdup: error: {printable(exc.format_message() + hint)}", err=True)
             code = ExitCode.USAGE
         except (click.exceptions.Abort, KeyboardInterrupt):
+            stop_workers()
             click.echo("minhashdup: interrupted", err=True)
             code = ExitCode.INTERRUPTED
-        except BrokenPipeError:
-            # The reader (e.g. `| head`) went away: not an error of ours.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            code = ExitCode.OK
+        except _Terminated:
+            stop_workers()
+            click.echo("minhashdup: terminated", err=True)
+            code = ExitCode.TERMINATED
         except Exception as exc:  # the promise: no traceback, ever
             if os.environ.get("MINHASHDUP_DEBUG"):
                 raise
             click.echo(
-                f"minhashdup: internal error: {type(exc).__name__}: {exc}; please report it "
+                f"minhashdup: internal error: {type(exc).__name__}: {printable(str(exc))}; please report it "
                 "(MINHASHDUP_DEBUG=1 shows the traceback)",
                 err=True,
             )
             code = ExitCode.INTERNAL
         sys.exit(int(code or 0))
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the scan ends like on Ctrl-C: workers
+    stopped (they hold stdout open), no partial ``--output`` left, exit 143."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM handler of the ``minhashdup`` process (set by :func:`main`, not by the library)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise _Terminated
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device: what is still buffered for it is dropped, not retried."""
+    try:
+        fileno = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (e.g. captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -148,7 +182,9 @@ def scan_command(
     render_notices(result, sys.stderr, quiet, verbose)
     _threshold_hint(config, quiet)
     if "written" in result.stats.baseline and not quiet:
-        click.echo(f"wrote {result.stats.baseline['written']} pairs to {review.write_baseline}", err=True)
+        click.echo(
+            f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
+        )
     if review.fails(result):
         new = len(result.new_pairs)
         click.echo(
@@ -188,7 +224,7 @@ def cache_info(cache_dir: str | None, fmt: str) -> None:
         click.echo(json.dumps(info, indent=2))
         return
     for key, value in info.items():
-        click.echo(f"{key}: {value}")
+        click.echo(f"{key}: {printable(str(value))}")
 
 
 @cache_group.command(name="clear")
@@ -198,7 +234,7 @@ def cache_clear(cache_dir: str | None) -> None:
     with _cache(cache_dir) as store:
         if not store.clear():
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
-        click.echo(f"cleared {store.path}")
+        click.echo(f"cleared {printable(str(store.path))}")
 
 
 def _cache(cache_dir: str | None) -> Cache:
@@ -207,7 +243,7 @@ def _cache(cache_dir: str | None) -> Cache:
     except (OSError, sqlite3.Error) as err:
         raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
     for warning in store.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {printable(warning)}", err=True)
     return store
 
 
@@ -393,16 +429,32 @@ def _progress_factory() -> ProgressFactory:
 
 
 def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
+    """The report to ``output`` (whole or not at all, see :func:`replaced`) or to stdout.
+
+    A write error (a full disk, a closed terminal) is one line and exit 2, never a cut file
+    that exits 0. A reader that went away (``| head``) is not an error: the rest of stdout
+    is dropped and the scan ends as it would have (the gate still decides the exit code).
+    """
     if output is None:
-        renderer(sys.stdout)
+        try:
+            renderer(sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except OSError as err:
+            _silence_stdout()
+            raise UsageFailure(
+                f"cannot write the report to stdout: {err.strerror or err}; write it to a file with --output"
+            ) from None
         return
     try:
-        with open(output, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
+        with replaced(output) as handle:
             renderer(handle)
     except OSError as err:
-        raise UsageFailure(f"cannot write {output}: {err.strerror}; choose another --output") from None
+        raise UsageFailure(f"cannot write {output}: {err.strerror or err}; choose another --output") from None
 
 
 def main() -> None:
     """Entry point of the ``minhashdup`` command and ``python -m minhashdup``."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
     cli.main(prog_name="minhashdup")

@@ -11,6 +11,7 @@ import numpy as np
 from minhashdup.config import Config
 from minhashdup.errors import InputPathError
 from minhashdup.paths import PathArg, one_path
+from minhashdup.safeio import read_regular
 from minhashdup.shingles import intersection_size, shingle_hashes, token_hashes
 from minhashdup.signature import estimate, hash_seeds, signature, standard_error, truncate
 from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
@@ -87,15 +88,20 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     return Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)
 
 
-def read_source(path: str) -> str:
-    """A source file's text, decoded as the scan decodes it.
+#: What a report may read of a file the scan already kept (at most --max-size then): a bound
+#: against a file swapped for a larger one since, not a setting.
+REPORT_READ_LIMIT = 64 * 1024 * 1024
+
+
+def read_source(path: str, limit: int = REPORT_READ_LIMIT) -> str:
+    """A source file's text, decoded as the scan decodes it: a regular file of at most
+    ``limit`` bytes, opened without blocking (:func:`minhashdup.safeio.read_regular`).
 
     Raises:
-        InputPathError: the file is missing, unreadable or binary.
+        InputPathError: the file is missing, unreadable, not a regular file, too large or binary.
     """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular(path, limit)
     except OSError as err:
         raise InputPathError(f"{path}: {err.strerror or err}; check the path") from None
     if b"\0" in data:

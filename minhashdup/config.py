@@ -14,6 +14,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from minhashdup.errors import ConfigError
+from minhashdup.safeio import TooLargeError, read_regular
 
 MIB = 1024 * 1024
 
@@ -195,14 +196,23 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return doc if table is None else table
 
 
+#: The most bytes a config file may hold (a repository's ``pyproject.toml`` is read unasked).
+CONFIG_FILE_LIMIT = 4 * MIB
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_regular(str(path), CONFIG_FILE_LIMIT).decode("utf-8"))
+    except TooLargeError:
+        raise ConfigError(f"{path}: more than {CONFIG_FILE_LIMIT // MIB} MiB; is it a config file?") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML (not UTF-8 at byte {err.start})") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML ({err})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep)") from None
 
 
 def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:

@@ -17,11 +17,14 @@ class ExitCode(enum.IntEnum):
     PAIRS_FOUND = 1
     """The gate failed: new pairs with ``--fail-on-pairs``, or more than ``--max-pairs``."""
     USAGE = 2
-    """Bad option value, missing path or unwritable output: nothing was scanned."""
+    """Bad option value, missing path, or the report could not be written (an unwritable or
+    full ``--output`` or stdout): nothing was scanned, or its report is not complete."""
     INTERNAL = 3
     """A bug in minhashdup; the message asks for a report."""
     INTERRUPTED = 130
-    """Stopped by Ctrl-C."""
+    """Stopped by Ctrl-C (SIGINT)."""
+    TERMINATED = 143
+    """Stopped by SIGTERM (128 + 15): workers were stopped, no partial ``--output`` was left."""
 
 
 class MinhashdupError(Exception):

@@ -17,9 +17,12 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+from minhashdup.cache import content_digest
+from minhashdup.config import MIB
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
-from minhashdup.parallel import process_pool
+from minhashdup.parallel import pool_size, process_pool
+from minhashdup.safeio import TooLargeError, read_regular
 from minhashdup.shingles import shingle_set, token_hashes
 from minhashdup.signature import signature
 from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts
@@ -72,12 +75,16 @@ def extract_file(
     seeds: UInt64Array | None = None,
     engine: str = "fast",
     timeout: float = 0.0,
+    max_size: int = MIB,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
     With ``seeds``, also its MinHash signature, so that this work is spread over the
     lexing processes instead of waiting for all files. A file whose lexing takes more than
     ``timeout`` seconds (0: no limit; see :func:`deadline`) is skipped as a ``lex-error``.
+    Only a regular file is read, without waiting (a FIFO put in its place is ``unreadable``),
+    and at most ``max_size`` bytes of it (a file grown past that is ``too-large``). The
+    result carries the digest of the bytes read, for the cache.
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer  # doctest: +SKIP
@@ -85,12 +92,15 @@ def extract_file(
     """
     t0 = time.process_time()
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
+        data = read_regular(path, max_size)
+    except TooLargeError:
+        detail = f"grew over --max-size ({max_size} bytes) during the scan"
+        return Extracted(index, _NONE, skip=SkipReason.TOO_LARGE, detail=detail)
+    except OSError as err:  # NotRegularFileError too: a FIFO or device swapped in after the walk
         return Extracted(index, _NONE, skip=SkipReason.UNREADABLE, detail=err.strerror or str(err))
+    digest = content_digest(data)
     if b"\0" in data:
-        return Extracted(index, _NONE, skip=SkipReason.BINARY, detail="contains NUL bytes")
+        return Extracted(index, _NONE, skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(data)
     t1 = time.process_time()
     try:
@@ -99,27 +109,27 @@ def extract_file(
             tokens = token_texts(lexer, text, engine)
     except LexTimeout:
         detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
-        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8)
+        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8, digest=digest)
     except NoLexerError as err:
-        return Extracted(index, _NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8)
+        return Extracted(index, _NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8, digest=digest)
     except Exception as err:  # a lexer bug on one file must not stop the scan
         detail = f"{type(err).__name__}: {err}"[:200]
-        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8)
+        return Extracted(index, _NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8, digest=digest)
     t2 = time.process_time()
     shingles = shingle_set(token_hashes(tokens), shingle)
     t3 = time.process_time()
     sig = signature(shingles, seeds) if seeds is not None else None
     t4 = time.process_time()
     cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
-    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu)
+    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu, digest)
 
 
-_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None", str, float]
+_Batch = tuple[tuple[tuple[int, str], ...], int, "UInt64Array | None", str, float, int]
 
 
 def _extract_batch(batch: _Batch) -> list[Extracted]:
-    items, shingle, seeds, engine, timeout = batch
-    return [extract_file(index, path, shingle, seeds, engine, timeout) for index, path in items]
+    items, shingle, seeds, engine, timeout, max_size = batch
+    return [extract_file(index, path, shingle, seeds, engine, timeout, max_size) for index, path in items]
 
 
 def extract_all(
@@ -131,6 +141,7 @@ def extract_all(
     engine: str = "fast",
     warnings: list[str] | None = None,
     timeout: float = 0.0,
+    max_size: int = MIB,
 ) -> Iterator[Extracted]:
     """:func:`extract_file` over ``files``, in worker processes when it pays.
 
@@ -140,19 +151,21 @@ def extract_all(
     Args:
         files: what to read (``real`` paths are opened).
         shingle: tokens per shingle.
-        workers: processes to use; 1 runs in this process.
+        workers: processes asked for; 1 runs in this process. No more are started than
+            there are usable cores or batches of files (:func:`minhashdup.parallel.pool_size`).
         on_done: called with the number of files finished, for progress bars.
         seeds: when given, each result carries its MinHash signature under these seeds.
         engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
         warnings: where to say that worker processes could not be used.
         timeout: seconds one file may take to lex (0: no limit).
+        max_size: the most bytes read of one file (``--max-size``).
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
-        yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done, timeout)
+        yield from _inline(files, list(range(len(files))), shingle, seeds, engine, on_done, timeout, max_size)
         return
-    batches = list(_batches(files, shingle, workers, seeds, engine, timeout))
-    runner = _Workers(min(workers, len(files)), warnings if warnings is not None else [])
+    batches = list(_batches(files, shingle, pool_size(workers, len(files)), seeds, engine, timeout, max_size))
+    runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
     done: set[int] = set()
     for results in runner.run(batches):
         done.update(r.index for r in results)
@@ -161,7 +174,7 @@ def extract_all(
             on_done(len(results))
     if runner.gave_up:  # what the workers could not do, this process does
         rest = [i for i in range(len(files)) if i not in done]
-        yield from _inline(files, rest, shingle, seeds, engine, on_done, timeout)
+        yield from _inline(files, rest, shingle, seeds, engine, on_done, timeout, max_size)
 
 
 def _inline(
@@ -172,9 +185,10 @@ def _inline(
     engine: str,
     on_done: Callable[[int], object] | None,
     timeout: float,
+    max_size: int,
 ) -> Iterator[Extracted]:
     for index in indices:
-        yield extract_file(index, files[index].real, shingle, seeds, engine, timeout)
+        yield extract_file(index, files[index].real, shingle, seeds, engine, timeout, max_size)
         if on_done:
             on_done(1)
 
@@ -214,7 +228,9 @@ class _Workers:
                 pending = []
             except BrokenProcessPool:
                 left = [b for k, b in enumerate(pending) if k not in done]
-                singles: list[_Batch] = [((it,), k, sd, en, to) for items, k, sd, en, to in left for it in items]
+                singles: list[_Batch] = [
+                    ((it,), k, sd, en, to, ms) for items, k, sd, en, to, ms in left for it in items
+                ]
                 pending = yield from self._isolate(singles)
 
     def _started(self, executor: ProcessPoolExecutor) -> bool:
@@ -253,11 +269,17 @@ class _Workers:
 
 
 def _batches(
-    files: Sequence[FileEntry], shingle: int, workers: int, seeds: UInt64Array | None, engine: str, timeout: float
+    files: Sequence[FileEntry],
+    shingle: int,
+    workers: int,
+    seeds: UInt64Array | None,
+    engine: str,
+    timeout: float,
+    max_size: int,
 ) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough
     # that the last ones balance the workers and large enough to amortise pickling.
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds, engine, timeout
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, seeds, engine, timeout, max_size

@@ -11,7 +11,12 @@ from minhashdup.walk import SkipReason
 
 @dataclasses.dataclass(frozen=True)
 class Extracted:
-    """What one file gave: its shingle set, or why it has none."""
+    """What one file gave: its shingle set, or why it has none.
+
+    ``digest`` is the content digest (:func:`minhashdup.cache.content_digest`) of the very
+    bytes that were lexed, ``None`` when none could be read: the cache stores the shingles
+    under it, never under a digest taken earlier, when the file may have held other bytes.
+    """
 
     index: int
     shingles: UInt64Array
@@ -22,3 +27,4 @@ class Extracted:
     not_utf8: bool = False
     signature: UInt64Array | None = None
     cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
+    digest: bytes | None = None

@@ -1,9 +1,26 @@
-"""Worker processes for the pure stage functions (lexing, signatures)."""
+"""Worker processes for the pure stage functions (lexing, signatures), and how they end.
+
+A worker that outlives the scan keeps the scan's stdout open: a CI step or ``| tee`` then
+waits for it forever. So a pool left by an exception (Ctrl-C, SIGTERM turned into an
+exception by the CLI, a closed generator) terminates its workers instead of waiting for the
+work already queued, and workers ignore Ctrl-C: the main process alone handles it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+
+#: Seconds a terminated worker gets to exit before it is killed.
+_GRACE = 5.0
+
+#: Pools currently open (see :func:`stop_workers`).
+_LIVE: set[ProcessPoolExecutor] = set()
 
 
 def start_method() -> str:
@@ -16,12 +33,144 @@ def start_method() -> str:
 _PRELOAD = ["minhashdup.extract", "minhashdup.signature"]
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """An executor of ``workers`` processes, started the safe way; use it as a context manager.
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
 
-    A worker that dies makes its futures raise ``BrokenProcessPool`` instead of hanging.
+
+def pool_size(requested: int, tasks: int) -> int:
+    """Worker processes worth starting for ``tasks`` tasks when ``requested`` were asked for.
+
+    The work is CPU-bound: a process more than the usable cores only costs memory and start-up,
+    and one more than the tasks would sit idle. At least 1.
+
+    Example:
+        >>> pool_size(1000, 1)  # one task: one process, whatever was asked
+        1
+    """
+    return max(1, min(requested, tasks, usable_cores()))
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """An executor of ``workers`` processes, started the safe way, as a context manager.
+
+    No more processes than :func:`usable_cores` are started, whatever ``workers`` says
+    (callers also bound it by their work, see :func:`pool_size`). A worker that dies makes
+    its futures raise ``BrokenProcessPool`` instead of hanging.
+
+    Leaving the block normally waits for the work submitted; leaving it by an exception
+    (``KeyboardInterrupt`` included) cancels what has not started and terminates the workers.
+    Workers ignore SIGINT: a Ctrl-C sent to the whole process group reaches the main process
+    only, which leaves the block by ``KeyboardInterrupt``.
+
+    Example:
+        >>> with process_pool(2) as pool:  # doctest: +SKIP
+        ...     list(pool.map(abs, [-1, 2]))
+        [1, 2]
     """
     ctx = multiprocessing.get_context(start_method())
     if isinstance(ctx, multiprocessing.context.ForkServerContext):
         ctx.set_forkserver_preload(_PRELOAD)
-    return ProcessPoolExecutor(workers, mp_context=ctx)
+        _start_fork_server()
+    size = max(1, min(workers, usable_cores()))
+    executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_ignore_interrupts)
+    _hold_signals_while_starting(executor)
+    _LIVE.add(executor)
+    try:
+        yield executor
+    except BaseException:
+        _terminate(executor)
+        raise
+    else:
+        executor.shutdown(wait=True)
+    finally:
+        _LIVE.discard(executor)
+
+
+def _hold_signals_while_starting(executor: ProcessPoolExecutor) -> None:
+    """``executor`` starts each worker (on demand, in ``submit``) under :func:`_signals_held`."""
+    adjust = executor._adjust_process_count
+
+    def held() -> None:
+        with _signals_held():
+            adjust()
+
+    executor._adjust_process_count = held  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM arriving in the block take effect when it ends.
+
+    A worker's start interrupted half-way leaves a child the pool does not know of: it is
+    not terminated with the others, and prints a traceback when the queues it expects are
+    gone. Held, the signal is raised again once the worker is known to the pool.
+    """
+    held = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or None in map(signal.getsignal, held):
+        yield  # handlers can only be set in the main thread, and restored if set from Python
+        return
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in held}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
+
+
+def stop_workers() -> None:
+    """Terminate the workers of every open pool (the CLI calls it on Ctrl-C and SIGTERM)."""
+    for executor in list(_LIVE):
+        _terminate(executor)
+
+
+def _terminate(executor: ProcessPoolExecutor) -> None:
+    """Kill the workers first (shutting the pool down first could let one fail on its closed
+    queues and print a traceback), then wait for the pool's thread, so that the interpreter
+    does not wake it while it closes its pipes at exit."""
+    processes = list((executor._processes or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
+    for process in processes:
+        process.terminate()  # SIGTERM: workers keep its default action
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(_GRACE)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    if isinstance(manager, threading.Thread):
+        manager.join(_GRACE)
+
+
+def _start_fork_server() -> None:
+    """Start the fork server (once) with SIGINT blocked.
+
+    The fork server passes its signal mask to every worker it forks, so a Ctrl-C that
+    arrives while a worker starts stays pending until :func:`_ignore_interrupts` discards it,
+    instead of printing the worker's traceback.
+    """
+    from multiprocessing import forkserver  # POSIX only
+
+    with _signals_held():
+        if not hasattr(signal, "pthread_sigmask"):
+            forkserver.ensure_running()
+            return
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _ignore_interrupts() -> None:
+    """Initializer of each worker: Ctrl-C is for the main process, which stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

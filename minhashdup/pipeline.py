@@ -142,7 +142,15 @@ def collect(
             from minhashdup.extract import extract_all  # pygments and pools only when something is lexed
 
             items = extract_all(
-                todo, config.shingle, config.workers, on_done, seeds, config.lexer_engine, warnings, config.lex_timeout
+                todo,
+                config.shingle,
+                config.workers,
+                on_done,
+                seeds,
+                config.lexer_engine,
+                warnings,
+                config.lex_timeout,
+                config.max_size,
             )
             for item in items:
                 results[misses[item.index]] = dataclasses.replace(item, index=misses[item.index])
@@ -150,12 +158,15 @@ def collect(
             if bar:
                 bar.close()
         if store is not None:
-            reuse.to_cache(store, keys, results, misses, config)
+            changed = reuse.to_cache(store, files, keys, results, misses, config)
+            warnings.extend(reuse.changed_warnings([files[i].path for i in changed]))
     stats.cache = {"hits": len(files) - len(misses), "lexed": len(misses), "result": 0}
     stats.seconds = {"walk": t1 - t0, "lex": time.perf_counter() - t1}
     corpus = Corpus([], [], [], list(walked.skips), warnings, stats)
     corpus.family = (config.seed, config.num_hashes)
-    corpus.result_key = result_key if warnings == walked.warnings else None  # a run that warned is not kept
+    # A run that warned is not kept: a rebuilt cache, workers that could not start, a file that
+    # changed during the scan (its result mixes the content of two moments).
+    corpus.result_key = result_key if warnings == walked.warnings else None
     _fill(corpus, files, results)
     return corpus
 

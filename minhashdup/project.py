@@ -5,12 +5,18 @@ CI tools name files relative to the repository, whatever folder the scan was sta
 and however a PATH was spelled (``./src``, ``src/``, an absolute path): this module makes
 those names. Git is run as a subprocess; a missing git, a folder outside any repository or
 an unknown revision is a :class:`ChangesError` with a message that says what to do.
+
+Git runs on a repository nobody has reviewed, so no value reaches it where an option could be
+(a revision is resolved with ``--end-of-options`` and passed on as its commit id), and the
+repository's own configuration may not run programs: ``core.fsmonitor``, hooks, filter drivers,
+external diff and textconv commands are switched off for every git call (see :func:`_git`).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -81,8 +87,8 @@ def changed_since(ref: str, starts: Sequence[str]) -> set[str]:
     """
     out: set[str] = set()
     for top in _toplevels(starts):
-        _verify_commit(top, ref)
-        out |= _names(top, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", ref, "--")
+        commit = _verify_commit(top, ref)  # a commit id: never read as an option by the diff
+        out |= _names(top, "diff", *_DIFF, "--end-of-options", commit, "--")
         out |= _names(top, "ls-files", "-z", "--others", "--exclude-standard")
     return out
 
@@ -91,7 +97,7 @@ def staged(starts: Sequence[str]) -> set[str]:
     """Files staged for the next commit (added, modified or renamed in the index), as real paths."""
     out: set[str] = set()
     for top in _toplevels(starts):
-        out |= _names(top, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--cached", "--")
+        out |= _names(top, "diff", *_DIFF, "--cached", "--")
     return out
 
 
@@ -115,13 +121,17 @@ def _toplevels(starts: Sequence[str]) -> list[str]:
     return tops
 
 
-def _verify_commit(top: str, ref: str) -> None:
+def _verify_commit(top: str, ref: str) -> str:
+    """The commit id ``ref`` names in the repository ``top`` (a ref named ``--output=x`` is a name)."""
     try:
-        _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        commit = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
     except ChangesError:
         shallow = Path(top, ".git", "shallow").exists()
         hint = "; the clone is shallow: fetch more history (actions/checkout: fetch-depth: 0)" if shallow else ""
         raise ChangesError(f"--changed-since {ref}: not a commit of the repository {top}{hint}") from None
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise ChangesError(f"--changed-since {ref}: git rev-parse in {top} gave {commit!r}, not a commit id")
+    return commit
 
 
 def _names(top: str, *args: str) -> set[str]:
@@ -130,9 +140,71 @@ def _names(top: str, *args: str) -> set[str]:
 
 
 def _git(folder: str, *args: str) -> str:
+    """The output of ``git -C folder args``, run with the repository's programs switched off.
+
+    Raises:
+        ChangesError: git is missing, fails, or takes more than two minutes.
+    """
+    # diff and ls-files may hash work-tree files, through the repository's filter drivers.
+    filters = _filter_drivers(folder) if args[0] in ("diff", "ls-files") else []
+    done = _run(folder, args, _safe_env(filters))
+    if done.returncode != 0:
+        message = _last_line(done)
+        if "not a git repository" in message:
+            raise ChangesError(f"{folder} is not inside a git repository; changed files come from git")
+        raise ChangesError(f"git {args[0]} in {folder} failed: {message}")
+    return done.stdout
+
+
+#: Repository settings that would run a program, switched off (as ``git -c`` would) for each call.
+_SAFE_CONFIG = (
+    ("core.fsmonitor", "false"),  # a program run on every index refresh
+    ("core.hooksPath", os.devnull),  # e.g. post-index-change, run when git rewrites the index
+    ("core.quotepath", "off"),  # names as they are, not octal escapes
+)
+
+#: Options of every ``git diff`` here: names only, and no program of the repository's (external
+#: diff or textconv driver).
+_DIFF = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv")
+
+
+def _safe_env(filters: Iterable[str]) -> dict[str, str]:
+    """The environment of a git call: ours, plus :data:`_SAFE_CONFIG` and an empty ``clean`` and
+    ``process`` command for each filter driver, passed as ``GIT_CONFIG_KEY_n``/``VALUE_n`` pairs
+    (after any the caller set) so that no name or value is ever parsed as ``key=value``.
+    """
+    settings = list(_SAFE_CONFIG)
+    for name in filters:
+        settings += [(f"filter.{name}.clean", ""), (f"filter.{name}.process", ""), (f"filter.{name}.required", "false")]
+    env = dict(os.environ)
     try:
-        done = subprocess.run(
-            ["git", "-C", folder, "-c", "core.quotepath=off", *args],
+        first = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        first = 0
+    for number, (key, value) in enumerate(settings, first):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    env["GIT_CONFIG_COUNT"] = str(first + len(settings))
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # skip optional index refreshes where git honours it (status)
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_NO_LAZY_FETCH"] = "1"  # a partial clone fetches nothing (git 2.44+; ignored before)
+    return env
+
+
+def _filter_drivers(folder: str) -> list[str]:
+    """Names of the filter drivers the configuration defines (``filter.<name>.clean``...)."""
+    done = _run(folder, ("config", "-z", "--name-only", "--get-regexp", r"^filter\."), _safe_env(()))
+    if done.returncode not in (0, 1):  # 1: none defined
+        raise ChangesError(f"git config in {folder} failed: {_last_line(done)}")
+    return sorted({name.split(".", 1)[1].rsplit(".", 1)[0] for name in done.stdout.split("\0") if name.count(".") >= 2})
+
+
+def _run(folder: str, args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "--no-pager", "-C", folder, *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             errors="surrogateescape",
@@ -143,9 +215,9 @@ def _git(folder: str, *args: str) -> str:
         raise ChangesError("git is not installed (or not on PATH); it is needed to list changed files") from None
     except subprocess.TimeoutExpired:
         raise ChangesError(f"git {args[0]} in {folder} took more than {_GIT_TIMEOUT} s") from None
-    if done.returncode != 0:
-        message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
-        if "not a git repository" in message:
-            raise ChangesError(f"{folder} is not inside a git repository; changed files come from git")
-        raise ChangesError(f"git {args[0]} in {folder} failed: {message}")
-    return done.stdout
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed git call said last (its reason), else its exit status."""
+    lines = done.stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"

@@ -25,6 +25,7 @@ from minhashdup.config import Config
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
 from minhashdup.result import SCHEMA_VERSION, Cluster, Group, Notice, Pair, Result, Stats
+from minhashdup.safeio import read_regular_with_stat
 from minhashdup.walk import FileEntry, Skip, SkipReason
 
 
@@ -49,15 +50,17 @@ def open_cache(config: Config, warnings: list[str]) -> Iterator[Cache | None]:
 
 def file_keys(store: Cache | None, files: Sequence[FileEntry], config: Config) -> list[bytes | None]:
     """Each file's cache key (content digest and what shapes its shingles); ``None`` for files
-    that cannot be read or are binary, and for every file without a cache."""
-    keys: list[bytes | None] = [None] * len(files)
+    that cannot be read, and for every file without a cache."""
     if store is None:
-        return keys
-    digests = _digests(store, files)
-    for i, (entry, digest) in enumerate(zip(files, digests, strict=True)):
-        if digest is not None:
-            keys[i] = file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
-    return keys
+        return [None] * len(files)
+    digests = _digests(store, files, config.max_size)
+    return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)]
+
+
+def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
+    if digest is None:
+        return None
+    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
 
 
 def from_cache(
@@ -87,32 +90,34 @@ def from_cache(
     return results
 
 
-def _digests(store: Cache, files: Sequence[FileEntry]) -> list[bytes | None]:
+def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[bytes | None]:
     """Content digest of each file: from the cache when its stat is unchanged, else read.
 
-    ``None`` for files that cannot be read or are binary: the workers report those.
+    ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
+    error): the workers report those. A digest read here is remembered for the walk's stat
+    only when the open file's stat after the read is that very stat, and old enough that any
+    later write must change it (:data:`RACY_SECONDS`): the stat cache never pairs a stat with
+    bytes of another moment.
     """
     seen = store.get_stats([f.real for f in files])
     out: list[bytes | None] = []
     fresh = []
     settled = time.time() - RACY_SECONDS
     for entry in files:
+        walked = (entry.size, entry.mtime_ns, entry.inode)
         known = seen.get(entry.real)
-        if known is not None and known[:3] == (entry.size, entry.mtime_ns, entry.inode) and entry.mtime_ns:
+        if known is not None and known[:3] == walked and entry.mtime_ns:
             out.append(known[3])
             continue
         try:
-            with open(entry.real, "rb") as handle:
-                data = handle.read()
+            data, after = read_regular_with_stat(entry.real, max_size)
         except OSError:
-            out.append(None)
-            continue
-        if b"\0" in data:
             out.append(None)
             continue
         digest = content_digest(data)
         out.append(digest)
-        if entry.mtime_ns and entry.mtime_ns / 1e9 < settled and len(data) == entry.size:
+        unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
+        if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
             fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
     if fresh:
         store.put_stats(fresh)
@@ -120,13 +125,32 @@ def _digests(store: Cache, files: Sequence[FileEntry]) -> list[bytes | None]:
 
 
 def to_cache(
-    store: Cache, keys: Sequence[bytes | None], results: Sequence[Extracted | None], fresh: list[int], config: Config
-) -> None:
-    """Store what was just lexed: shingle sets, no-lexer verdicts, signatures."""
-    entries, sigs = [], []
+    store: Cache,
+    files: Sequence[FileEntry],
+    keys: Sequence[bytes | None],
+    results: Sequence[Extracted | None],
+    fresh: list[int],
+    config: Config,
+) -> list[int]:
+    """Store what was just lexed: shingle sets, no-lexer verdicts, signatures.
+
+    Each under the key of the bytes the lexer read (``Extracted.digest``), not ``keys``
+    (from a digest taken before): a file rewritten in between must not leave its new
+    shingles under its old bytes' key.
+
+    Returns:
+        The indices (among ``fresh``) of files whose content changed between the two reads.
+        The scan's result then mixes moments, so it must not be stored for replay.
+    """
+    entries, sigs, changed = [], [], []
     for i in fresh:
-        key, item = keys[i], results[i]
-        if key is None or item is None or item.skip not in (None, SkipReason.NO_LEXER):
+        item = results[i]
+        if item is None:
+            continue
+        key = _key(files[i], item.digest, config)
+        if key != keys[i]:
+            changed.append(i)
+        if key is None or item.skip not in (None, SkipReason.NO_LEXER):
             continue  # unreadable, binary, lexer crashes: not facts about the content to keep
         skip = item.skip.value if item.skip else None
         entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, item.detail)))
@@ -134,6 +158,23 @@ def to_cache(
             sigs.append((key, item.signature))
     store.put_many(entries)
     store.put_signatures(sigs, cache_family(config.seed, config.num_hashes))
+    return changed
+
+
+#: Files named one by one in the warnings about files that changed during a scan.
+CHANGED_SHOWN = 10
+
+
+def changed_warnings(paths: Sequence[str]) -> list[str]:
+    """Warnings for files that changed during the scan (the first :data:`CHANGED_SHOWN` by name)."""
+    warnings = [
+        f"{path}: changed during the scan; its pairs are from the content read when it was lexed,"
+        " and this result is not cached (scan again once the tree is settled)"
+        for path in paths[:CHANGED_SHOWN]
+    ]
+    if len(paths) > CHANGED_SHOWN:
+        warnings.append(f"{len(paths) - CHANGED_SHOWN} more files changed during the scan")
+    return warnings
 
 
 # Whole results. A scan is a function of its options, the walked paths with their skips, and

@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 
-__all__ = ["NotRegularFileError", "TooLargeError", "kind_of", "read_regular"]
+__all__ = ["NotRegularFileError", "TooLargeError", "kind_of", "read_regular", "read_regular_with_stat"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 
@@ -46,6 +46,19 @@ def read_regular(path: str, limit: int) -> bytes:
         ...
         minhashdup.safeio.NotRegularFileError: [Errno 22] not a regular file (character device): '/dev/null'
     """
+    return read_regular_with_stat(path, limit)[0]
+
+
+def read_regular_with_stat(path: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """:func:`read_regular`, with the status of the open file taken after reading it.
+
+    That status describes the file the bytes came from, even if the name was pointed at
+    another file meanwhile: a cache may pair it with the bytes' digest when it equals the
+    status seen before the read (nothing was written in between).
+
+    Raises:
+        NotRegularFileError, TooLargeError, OSError: as :func:`read_regular`.
+    """
     fd = os.open(path, _FLAGS)
     try:
         mode = os.fstat(fd).st_mode
@@ -59,12 +72,13 @@ def read_regular(path: str, limit: int) -> bytes:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
+        after = os.fstat(fd)
     finally:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
         raise TooLargeError(errno.EFBIG, f"more than {limit} bytes", path)
-    return data
+    return data, after
 
 
 def kind_of(mode: int) -> str:

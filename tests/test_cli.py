@@ -178,16 +178,16 @@ def test_oversize_bucket_warns_with_size_and_example(make_tree: TreeFactory) -> 
 
 
 def test_unreadable_file_is_always_listed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
+    import os
 
-    real_open = builtins.open
+    real_open = os.open  # what minhashdup.safeio reads files with
 
     def guarded(file, *args, **kwargs):  # type: ignore[no-untyped-def]
         if str(file).endswith("other.go"):
             raise PermissionError(13, "Permission denied")
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", guarded)
+    monkeypatch.setattr(os, "open", guarded)
     code, out, err = run("scan", str(tree), "-j", "1", "-f", "json")
     assert code == ExitCode.OK
     assert f"{tree / 'c' / 'other.go'}: unreadable (Permission denied)" in err.splitlines()

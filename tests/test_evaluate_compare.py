@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import random
 import statistics
 from pathlib import Path
@@ -109,6 +110,18 @@ def test_compare_refuses_what_it_cannot_read(make_tree: TreeFactory) -> None:
         compare_files(str(root / "a.go"), str(root / "x.bin"))
     code, _, err = run("compare", str(root / "a.go"), str(root / "nope.go"))
     assert code == ExitCode.USAGE and "nope.go" in err and err.count("\n") == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_compare_refuses_a_fifo(make_tree: TreeFactory) -> None:
+    # A FIFO opened for reading waits for a writer: compare must refuse it at once, not hang.
+    root = make_tree({"a.go": "package a\n"})
+    os.mkfifo(root / "f.go")
+    code, _, err = run("compare", str(root / "a.go"), str(root / "f.go"))
+    assert (code, err) == (
+        ExitCode.USAGE,
+        f"minhashdup: error: {root / 'f.go'}: not a regular file (FIFO); check the path\n",
+    )
 
 
 @pytest.mark.parametrize("bits", [64, 6])

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TextIO
 
 from rich.columns import Columns
-from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from minhashdup.compare import Comparison, Run
+from minhashdup.compare import Comparison, Run, read_source
+from minhashdup.report.console import make_console, markup
+from minhashdup.report.terminal import printable
 
 SHOWN_RUNS = 3
 CONTEXT_LINES = 2
@@ -27,9 +26,9 @@ def render_comparison_json(c: Comparison, stream: TextIO) -> None:
 
 def render_comparison_table(c: Comparison, stream: TextIO) -> None:
     """Summary, the table of shared runs, and the longest runs side by side."""
-    console = Console(file=stream, highlight=False)
+    console = make_console(stream, highlight=False)
     k = c.params["hashes"]
-    console.print(f"[bold]{escape(c.a)}[/] ~ [bold]{escape(c.b)}[/]")
+    console.print(f"[bold]{markup(c.a)}[/] ~ [bold]{markup(c.b)}[/]")
     console.print(
         f"shingles {c.shingles_a} / {c.shingles_b}, common {c.common}, exact Jaccard {c.jaccard:.3f}; "
         f"MinHash estimate ({k} hashes) {c.estimate:.3f} (expected error +/- {c.stddev:.3f})"
@@ -53,7 +52,7 @@ def _span(lines: tuple[int, int]) -> str:
 
 
 def _panel(path: str, lines: tuple[int, int]) -> Panel:
-    text = Path(path).read_bytes().decode("utf-8", "replace")
+    text = printable(read_source(path), multiline=True)  # regular, bounded, never blocking
     lexer = Syntax.guess_lexer(path, text)
     start, end = max(1, lines[0] - CONTEXT_LINES), lines[1] + CONTEXT_LINES
     syntax = Syntax(
@@ -64,7 +63,7 @@ def _panel(path: str, lines: tuple[int, int]) -> Panel:
         highlight_lines=set(range(lines[0], lines[1] + 1)),
         word_wrap=True,
     )
-    return Panel(syntax, title=f"{escape(path)}:{_span(lines)}", title_align="left")
+    return Panel(syntax, title=f"{markup(path)}:{_span(lines)}", title_align="left")
 
 
 __all__ = ["Run", "render_comparison_json", "render_comparison_table"]

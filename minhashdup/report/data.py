@@ -49,9 +49,30 @@ def render_jsonl(result: Result, stream: TextIO) -> None:
         stream.write("\n")
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def render_csv(result: Result, stream: TextIO) -> None:
-    """A header row, then one verified pair per row."""
+    """A header row, then one verified pair per row.
+
+    A path that a spreadsheet would run as a formula is written with a leading ``'``
+    (see :func:`csv_cell`); the numbers are written as numbers.
+    """
     writer = csv.DictWriter(stream, fieldnames=PAIR_FIELDS, lineterminator="\n")
     writer.writeheader()
     for pair in result.pairs:
-        writer.writerow(pair.to_dict())
+        row = pair.to_dict()
+        row["a"], row["b"] = csv_cell(pair.a), csv_cell(pair.b)
+        writer.writerow(row)
+
+
+def csv_cell(text: str) -> str:
+    """``text`` made inert for a spreadsheet, as OWASP recommends: a cell that starts with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with a single quote.
+
+    Example:
+        >>> csv_cell("=1+2"), csv_cell("-x.go"), csv_cell("src/a.go")
+        ("'=1+2", "'-x.go", 'src/a.go')
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from rich.console import Console
 from rich.table import Table
 
 from minhashdup.evaluate import Evaluation
+from minhashdup.report.console import make_console
 
 
 def render_evaluation_json(ev: Evaluation, stream: TextIO) -> None:
@@ -19,7 +19,7 @@ def render_evaluation_json(ev: Evaluation, stream: TextIO) -> None:
 
 def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
     """One row per bin, then the sentence that sums it up."""
-    console = Console(file=stream, highlight=False, width=None if _isatty(stream) else 120)
+    console = make_console(stream, highlight=False, width=None if _isatty(stream) else 120)
     p = ev.params
     setting = f"{p['bands']} x {p['rows']}" + ("" if p["bits"] == 64 else f" ({p['bits']}-bit)")
     table = Table(title=f"LSH {setting} against the exact all-pairs", title_justify="left")

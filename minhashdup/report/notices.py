@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
+from minhashdup.report.terminal import printable
 from minhashdup.result import Result
 from minhashdup.walk import SkipReason
 
@@ -14,13 +15,16 @@ NOTICE_LIMIT = 20
 
 
 def render_notices(result: Result, stream: TextIO, quiet: bool = False, verbose: bool = False) -> None:
-    """Warnings, then skipped files (all with ``verbose``; none with ``quiet``), then one summary line."""
+    """Warnings, then skipped files (all with ``verbose``; none with ``quiet``), then one summary line.
+
+    Paths and messages are shown with control and bidi characters escaped (:func:`printable`).
+    """
     for warning in result.warnings:
-        stream.write(f"warning: {warning}\n")
+        stream.write(f"warning: {printable(warning)}\n")
     listed = [n for n in result.skips if verbose or n.reason in ALWAYS_LISTED]
     if not quiet:
         for notice in listed if verbose else listed[:NOTICE_LIMIT]:
-            stream.write(f"{notice.path}: {notice.message}\n")
+            stream.write(printable(f"{notice.path}: {notice.message}") + "\n")
         if not verbose and len(listed) > NOTICE_LIMIT:
             stream.write(f"... and {len(listed) - NOTICE_LIMIT} more; -v lists them all\n")
     line = skip_summary(result, verbose)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from minhashdup.report.console import make_console, markup
+from minhashdup.report.terminal import printable
 from minhashdup.result import Result
 
 
 def render_table(result: Result, stream: TextIO) -> None:
     """Pairs sorted by similarity then path, the clusters, and the scan summary."""
-    console = Console(file=stream, highlight=False, soft_wrap=False, width=_width(result, stream))
+    console = make_console(stream, highlight=False, soft_wrap=False, width=_width(result, stream))
     if result.pairs:
         console.print(_pairs_table(result))
     else:
@@ -28,8 +28,8 @@ def _width(result: Result, stream: TextIO) -> int | None:
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
         return None
-    longest = max((max(len(p.a), len(p.b)) for p in result.pairs), default=30)
-    return max(100, 2 * longest + 50)
+    longest = max((len(printable(path)) for p in result.pairs for path in (p.a, p.b)), default=30)
+    return max(100, 2 * longest + 70)  # the other columns, padding and borders take up to 63
 
 
 def _pairs_table(result: Result) -> Table:
@@ -44,7 +44,7 @@ def _pairs_table(result: Result) -> Table:
     if baselined:
         table.add_column("baseline")
     for p in result.pairs:
-        row = [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", escape(p.a), escape(p.b), str(p.common)]
+        row = [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", markup(p.a), markup(p.b), str(p.common)]
         row.append(f"{p.shingles_a}/{p.shingles_b}")
         table.add_row(*row, *(["known" if p.known else "new"] if baselined else []))
     return table
@@ -62,7 +62,7 @@ def _clusters_table(result: Result) -> Table:
             str(number),
             str(len(c.files)),
             f"{c.jaccard_min:.2f}-{c.jaccard_max:.2f}",
-            escape("\n".join(shown)),
+            "\n".join(markup(f) for f in shown),
         )
     return table
 
@@ -75,7 +75,7 @@ def _summary(result: Result) -> str:
     lines = [
         f"files: {s.files_scanned} scanned, {s.files_compared} compared "
         f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
-        f"skipped: {escape(skipped)}",
+        f"skipped: {markup(skipped)}",
         f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
         f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
         + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from minhashdup.bands import TUNE_SIMILARITIES, Choice
+from minhashdup.report.console import make_console
 
 PLOT_WIDTH, PLOT_HEIGHT = 61, 16
 DEFAULT = (12, 4)  # scan's --bands and --rows
@@ -48,7 +49,7 @@ def render_tune_table(
     choices: list[Choice], best: Choice | None, selective: Choice | None, settings: dict[str, Any], stream: TextIO
 ) -> None:
     """The settings table, the recommendation, and both curves on one plot."""
-    console = Console(file=stream, highlight=False, width=None if _isatty(stream) else 150)
+    console = make_console(stream, highlight=False, width=None if _isatty(stream) else 150)
     t = settings["threshold"]
     table = Table(
         title=f"LSH settings for threshold {t:g} (at most {settings['max_hashes']} hashes)", title_justify="left"

@@ -1,0 +1,514 @@
+"""What people and programs read is safe, and a scan ends cleanly (issue 11, items 3 and 7).
+
+Item 3: a spreadsheet does not run a path as a formula, a terminal does not obey a file
+name's escape sequences, rich does not read a file name as markup. Item 7: SIGTERM and
+Ctrl-C stop the workers (which hold stdout open), ``-o`` never leaves a cut or truncated
+report, and a write error on stdout is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import pytest
+from click.testing import CliRunner
+
+from minhashdup.cli import cli
+from minhashdup.errors import ExitCode
+from minhashdup.report.console import markup
+from minhashdup.report.data import csv_cell
+from minhashdup.report.notices import render_notices
+from minhashdup.report.terminal import printable
+from minhashdup.result import Notice, Result, Stats
+
+from .conftest import TreeFactory, go_file, near_copy, render_go
+
+#: How long a test waits for a process to end: a guard against hangs, not a timing assertion.
+HANG_GUARD = 30.0
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def near_duplicates(names: list[str], seed: int = 3) -> dict[str, str | bytes]:
+    """Go files under ``names``, each a near copy of the same original (so all are paired)."""
+    rng = random.Random(seed)
+    blocks = go_file(rng, 12)
+    return {name: render_go(near_copy(blocks, rng, 1)) for name in names}
+
+
+# --- item 3: CSV cells ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_cell_prefixes_every_formula_start_with_a_quote(start: str) -> None:
+    assert csv_cell(f"{start}cmd|' /C calc'!A0.go") == f"'{start}cmd|' /C calc'!A0.go"
+
+
+def test_csv_cell_leaves_other_paths_alone() -> None:
+    for path in ("src/a.go", "./=x.go", "a=b.go", "'quoted.go", ""):
+        assert csv_cell(path) == path
+
+
+def test_csv_report_neutralises_formula_paths_and_keeps_numbers(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ["=HYPERLINK(1).go", "+1.go", "-2.go", "@SUM(3).go", "\tt.go", "plain.go"]
+    monkeypatch.chdir(make_tree(near_duplicates(names)))
+    code, out, _ = run("scan", "-f", "csv", "-q", "--no-cache", "-t", "0.3", "--", *names)
+    assert code == ExitCode.OK
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 15  # every pair of the six files
+    shown = {row[side] for row in rows for side in ("a", "b")}
+    assert shown == {"'=HYPERLINK(1).go", "'+1.go", "'-2.go", "'@SUM(3).go", "'\tt.go", "plain.go"}
+    for row in rows:
+        assert 0.3 <= float(row["jaccard"]) <= 1 and row["jaccard"][0].isdigit()
+        assert int(row["common"]) > 0 and row["known"] == "False"
+
+
+def test_json_keeps_exact_names(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = ["=x.go", "\x1b[2Jy.go"]
+    monkeypatch.chdir(make_tree(near_duplicates(names)))
+    code, out, _ = run("scan", "-f", "json", "-q", "--no-cache", "-t", "0.3", "--", *names)
+    assert code == ExitCode.OK
+    assert "\x1b" not in out  # JSON escapes control characters itself
+    assert {json.loads(out)["pairs"][0][side] for side in ("a", "b")} == set(names)
+
+
+# --- item 3: terminal text -----------------------------------------------------------------
+
+HOSTILE = ["\x1b[2Jclear.go", "\x1b[31mred.go", "\u202eog.exe.go", "[bold]x[/bold].go", "bell\x07\x9b.go"]
+
+
+def test_printable_escapes_controls_and_bidi_visibly() -> None:
+    assert printable("\x1b[2J\x1b[31mred\x00\x7f\x9b\n\t") == "\\x1b[2J\\x1b[31mred\\x00\\x7f\\x9b\\n\\t"
+    assert printable("\u202egnp.exe \u2066\u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c") == (
+        "\\u202egnp.exe \\u2066\\u2067\\u2068\\u2069\\u202a\\u202b\\u202c\\u202d\\u200e\\u200f\\u061c"
+    )
+    assert printable("b\udcffad.go") == "b\\udcffad.go"  # a byte that was not UTF-8
+    assert printable("src/grüße/文件.go") == "src/grüße/文件.go"
+
+
+def test_printable_keeps_lines_of_code_when_asked() -> None:
+    assert printable("a\r\n\tb\x1b[2J\rc\n", multiline=True) == "a\n\tb\\x1b[2J\\rc\n"
+
+
+def test_markup_is_printable_then_rich_escaped() -> None:
+    from rich.console import Console
+
+    stream = io.StringIO()
+    Console(file=stream, highlight=False).print(markup("[bold]x[/bold]\x1b[31m.go"))
+    assert stream.getvalue() == "[bold]x[/bold]\\x1b[31m.go\n"
+
+
+def test_table_shows_hostile_names_escaped_and_not_as_markup(make_tree: TreeFactory) -> None:
+    tree = make_tree(near_duplicates(HOSTILE))
+    code, out, _ = run("scan", str(tree), "-q", "--no-cache", "-t", "0.3")
+    assert code == ExitCode.OK
+    assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(out)
+    for shown in ("\\x1b[2Jclear.go", "\\x1b[31mred.go", "\\u202eog.exe.go", "[bold]x[/bold].go", "bell\\x07\\x9b.go"):
+        assert shown in out  # once in the pairs table at least, and in the clusters table
+        assert out.count(shown) >= 2
+
+
+def test_verbose_list_and_notices_show_names_escaped(make_tree: TreeFactory) -> None:
+    tree = make_tree(
+        {
+            **near_duplicates(["a.go", "b.go"]),
+            "\x1b]0;owned\x07.bin": b"\x00binary",
+            "\u202eexe.txt": "tiny",
+        }
+    )
+    code, out, err = run("scan", str(tree), "-v", "--no-cache", "-f", "json")
+    assert code == ExitCode.OK
+    assert not {"\x1b", "\x07", "\u202e"} & set(err)
+    assert f"{tree}/\\x1b]0;owned\\x07.bin: binary (contains NUL bytes)" in err.splitlines()
+    assert any(line.startswith(f"{tree}/\\u202eexe.txt: ") for line in err.splitlines())
+    assert "\x1b" not in out
+
+
+def test_render_notices_escapes_warnings_and_paths() -> None:
+    result = Result(
+        params={},
+        stats=Stats(),
+        pairs=[],
+        clusters=[],
+        skips=[Notice("\x1b[2Jx.go", "unreadable", "bad \u202e detail")],
+        warnings=["cache /tmp/\x1b[31mc cannot be used"],
+    )
+    stream = io.StringIO()
+    render_notices(result, stream)
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == [
+        "warning: cache /tmp/\\x1b[31mc cannot be used",
+        "\\x1b[2Jx.go: unreadable (bad \\u202e detail)",
+    ]
+
+
+def test_error_message_naming_a_path_is_escaped(tmp_path: Path) -> None:
+    code, _, err = run("scan", str(tmp_path / "gone\x1b[2J\u202e"), "--no-cache")
+    assert code == ExitCode.USAGE
+    assert len(err.splitlines()) == 1 and "\x1b" not in err and "\u202e" not in err
+    assert "gone\\x1b[2J\\u202e" in err
+
+
+def test_compare_shows_names_and_contents_escaped(make_tree: TreeFactory) -> None:
+    files = near_duplicates(["\x1b[2Ja.go", "\u202eb.go"])
+    files["\x1b[2Ja.go"] = str(files["\x1b[2Ja.go"]).replace("package gen", "package gen // \x1b[31mred\x1b[0m", 1)
+    tree = make_tree(files)
+    code, out, _ = run("compare", str(tree / "\x1b[2Ja.go"), str(tree / "\u202eb.go"))
+    assert code == ExitCode.OK
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "\\x1b[2Ja.go" in out and "\\u202eb.go" in out
+
+
+def test_html_and_sarif_escape_names_themselves(make_tree: TreeFactory) -> None:
+    tree = make_tree(near_duplicates(["<img src=x onerror=alert(1)>.go", "\x1b[2Jb.go"]))
+    _, html, _ = run("scan", str(tree), "-q", "--no-cache", "-t", "0.3", "-f", "html")
+    assert "<img src=x" not in html and "\x1b" not in html
+    assert "/\\u003cimg src=x onerror=alert(1)\\u003e.go" in html and "/\\u001b[2Jb.go" in html  # page data
+    code, sarif, _ = run("scan", str(tree), "-q", "--no-cache", "-t", "0.3", "-f", "sarif")
+    assert code == ExitCode.OK and "\x1b" not in sarif
+    assert "/%1B%5B2Jb.go" in sarif and "/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.go" in sarif  # URIs
+
+
+# --- item 7: -o is replaced whole or not at all ----------------------------------------------
+
+
+@pytest.fixture
+def pair_tree(make_tree: TreeFactory) -> Path:
+    return make_tree(near_duplicates(["a.go", "b.go"]))
+
+
+def _half_then(error: BaseException) -> Any:
+    def render_json(result: Result, stream: TextIO) -> None:
+        stream.write('{\n  "schema_version": 1,\n' + "x" * 100_000)  # past any buffer: on disk already
+        raise error
+
+    return render_json
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device"),
+            ExitCode.USAGE,
+            "minhashdup: error: cannot write {out}: No space left on device; choose another --output",
+        ),
+        (KeyboardInterrupt(), ExitCode.INTERRUPTED, "minhashdup: interrupted"),
+        (RuntimeError("bug"), ExitCode.INTERNAL, None),
+    ],
+)
+def test_output_stays_intact_when_writing_fails(
+    pair_tree: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: BaseException,
+    code: int,
+    message: str | None,
+) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    out = folder / "dups.json"
+    out.write_text("previous report\n")
+    monkeypatch.setattr("minhashdup.report.data.render_json", _half_then(error))
+    got, _, err = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(out))
+    assert got == code
+    if message:
+        assert err.strip().splitlines()[-1] == message.format(out=out)
+    assert out.read_text() == "previous report\n"
+    assert sorted(os.listdir(folder)) == ["dups.json"]  # no temporary file left
+
+
+def test_output_is_replaced_keeping_its_mode_and_written_through_a_symlink(pair_tree: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("previous report\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(link))
+    assert code == ExitCode.OK
+    assert link.is_symlink() and len(json.loads(real.read_text())["pairs"]) == 1
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_new_output_gets_the_umask_mode(pair_tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "new.csv"
+    mask = os.umask(0o027)
+    try:
+        code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "csv", "-o", str(out))
+    finally:
+        os.umask(mask)
+    assert code == ExitCode.OK and out.read_text().startswith("a,b,jaccard")
+    assert out.stat().st_mode & 0o777 == 0o640
+
+
+# --- item 7: stdout that cannot be written ----------------------------------------------------
+
+
+def _minhashdup(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minhashdup", *args], text=True, timeout=HANG_GUARD * 2, check=False, **kwargs
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("fmt", ["json", "table", "csv"])
+def test_full_stdout_is_one_line_and_exit_2(pair_tree: Path, fmt: str) -> None:
+    with open("/dev/full", "w") as full:
+        done = _minhashdup("scan", str(pair_tree), "--no-cache", "-q", "-f", fmt, stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr == (
+        "minhashdup: error: cannot write the report to stdout: No space left on device; "
+        "write it to a file with --output\n"
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_full_stdout_with_a_small_report_is_not_exit_0(make_tree: TreeFactory) -> None:
+    tree = make_tree({"only.go": render_go(go_file(random.Random(1), 3))})  # no pairs: a short JSON
+    with open("/dev/full", "w") as full:
+        done = _minhashdup("scan", str(tree), "--no-cache", "-q", "-f", "json", stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == ExitCode.USAGE
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+@pytest.mark.parametrize(("gate", "code"), [((), ExitCode.OK), (("--fail-on-pairs",), ExitCode.PAIRS_FOUND)])
+def test_closed_stdout_pipe_is_quiet_and_the_gate_still_decides(
+    pair_tree: Path, fmt: str, gate: tuple[str, ...], code: int
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        done = _minhashdup(
+            "scan", str(pair_tree), "--no-cache", "-f", fmt, *gate, stdout=write_end, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == code
+    assert "Traceback" not in done.stderr and "error" not in done.stderr
+
+
+def test_closed_stdout_pipe_is_not_exit_1_for_other_commands() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = _minhashdup("tune", "-t", "0.5", stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (ExitCode.OK, "")
+
+
+# --- item 7: signals --------------------------------------------------------------------------
+
+#: Runs minhashdup with each file's lexing (SLOW_LEX) and each family's side-by-side runs of
+#: the HTML report (SLOW_FAMILY) slowed down, in the workers too (they import the main script
+#: as ``__mp_main__``), so that workers are busy when a signal comes.
+SLOW_MAIN = textwrap.dedent(
+    """
+    import functools
+    import os
+    import time
+
+    import minhashdup.extract as extract
+    import minhashdup.report.sidebyside as sidebyside
+
+
+    def _slowed(function, variable):
+        @functools.wraps(function)  # pickled by the name it replaces
+        def slow(*args, **kwargs):
+            time.sleep(float(os.environ.get(variable, "0")))
+            return function(*args, **kwargs)
+
+        return slow
+
+
+    extract.extract_file = _slowed(extract.extract_file, "SLOW_LEX")
+    sidebyside._family_runs = _slowed(sidebyside._family_runs, "SLOW_FAMILY")
+
+    if __name__ == "__main__":
+        from minhashdup.cli import main
+
+        main()
+    """
+)
+
+needs_proc = pytest.mark.skipif(
+    not os.path.exists("/proc/self/task") or not hasattr(signal, "SIGTERM") or sys.platform != "linux",
+    reason="follows child processes through /proc (Linux)",
+)
+
+Descendants = dict[int, tuple[int, "str | None"]]
+
+
+def _start_time(pid: int) -> str | None:
+    """Start time of a live (not zombie) process, None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return None if fields[0] in "ZX" else fields[19]
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            kids += [int(k) for k in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return kids
+
+
+def _descendants(pid: int) -> Descendants:
+    """Every descendant: its depth (1 = child) and start time."""
+    found, todo = {}, [(pid, 0)]
+    while todo:
+        parent, depth = todo.pop()
+        for kid in _children(parent):
+            found[kid] = (depth + 1, _start_time(kid))
+            todo.append((kid, depth + 1))
+    return found
+
+
+def _survivors(found: Descendants) -> list[int]:
+    """Descendants still running after up to :data:`HANG_GUARD` seconds."""
+    deadline = time.monotonic() + HANG_GUARD
+    while True:
+        alive = [pid for pid, (_, started) in found.items() if started is not None and _start_time(pid) == started]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def slow_scan(tmp_path: Path) -> Iterator[Any]:
+    """A function that starts ``minhashdup scan TREE ARGS`` slowed down by ``env`` (see
+    :data:`SLOW_MAIN`) in a new session, and returns once a worker runs (a child of the fork
+    server), with the descendants seen. Whatever survives the test is killed."""
+    script = tmp_path / "slow_main.py"
+    script.write_text(SLOW_MAIN)
+    seen: Descendants = {}
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(tree: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[bytes], Descendants]:
+        command = [sys.executable, str(script), "scan", str(tree), "--no-cache", "-j", "2", *args]
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env}, start_new_session=True
+        )
+        procs.append(proc)
+        deadline = time.monotonic() + HANG_GUARD
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = _descendants(proc.pid)
+            seen.update(found)
+            if any(depth == 2 for depth, _ in found.values()):
+                return proc, found
+            time.sleep(0.05)
+        pytest.fail("the scan never started its worker processes")
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for pid, (_, started) in seen.items():
+        if started is not None and _start_time(pid) == started:
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def many_files(tmp_path: Path) -> Path:
+    """400 Python files, 400 KiB: above extract's inline limit, so lexed in worker processes."""
+    tree = tmp_path / "many"
+    tree.mkdir()
+    for i in range(400):
+        body = "".join(f"def f{i}_{j}(x, y):\n    return x * {j} + y - {i} * (x ^ {j})\n" for j in range(18))
+        (tree / f"m{i}.py").write_text(body)
+    return tree
+
+
+@needs_proc
+def test_sigterm_stops_the_workers_and_exits_143(slow_scan: Any, many_files: Path) -> None:
+    proc, found = slow_scan(many_files, {"SLOW_LEX": "0.05"}, "-f", "json")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=HANG_GUARD)  # EOF on stdout: no worker holds it open
+    except subprocess.TimeoutExpired:
+        pytest.fail("stdout stayed open after SIGTERM: some process still holds it")
+    assert proc.returncode == ExitCode.TERMINATED == 143
+    assert err.decode() == "minhashdup: terminated\n"
+    assert out == b""
+    assert _survivors(found) == []
+
+
+@needs_proc
+def test_ctrl_c_to_the_process_group_exits_130_without_a_child_traceback(slow_scan: Any, many_files: Path) -> None:
+    proc, found = slow_scan(many_files, {"SLOW_LEX": "0.05"}, "-f", "json")
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan hung after Ctrl-C")
+    assert proc.returncode == ExitCode.INTERRUPTED
+    assert err.decode().strip() == "minhashdup: interrupted"
+    assert _survivors(found) == []
+
+
+@needs_proc
+def test_workers_ignore_sigint_and_leave_it_to_the_main_process(slow_scan: Any, many_files: Path) -> None:
+    proc, _ = slow_scan(many_files, {"SLOW_LEX": "0.01"}, "-f", "json", "-q")
+    time.sleep(0.3)  # not a timing assertion: lets the workers get into their tasks
+    for pid, (depth, _) in _descendants(proc.pid).items():
+        if depth == 2:
+            os.kill(pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=HANG_GUARD * 2)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan hung after its workers got SIGINT")
+    assert (proc.returncode, err.decode()) == (ExitCode.OK, "")
+    assert json.loads(out)["stats"]["files_scanned"] == 400
+
+
+@needs_proc
+def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
+    slow_scan: Any, make_tree: TreeFactory, tmp_path: Path
+) -> None:
+    # 4 families of 7 near copies: 84 pairs (the side-by-side runs use workers from 64 on),
+    # 28 small files (lexed in this process: the only workers are the report's).
+    files: dict[str, str | bytes] = {}
+    for family in range(4):
+        files.update(
+            {f"f{family}/{k}.go": text for k, text in near_duplicates([str(k) for k in range(7)], family).items()}
+        )
+    tree = make_tree(files)
+    out = tmp_path / "report.html"
+    out.write_text("previous report\n")
+    proc, found = slow_scan(tree, {"SLOW_FAMILY": "600"}, "-f", "html", "-o", str(out))
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan waited for the report's workers after Ctrl-C")
+    assert proc.returncode == ExitCode.INTERRUPTED
+    assert err.decode().strip() == "minhashdup: interrupted"
+    assert _survivors(found) == []
+    assert out.read_text() == "previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".report")) == []
