@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 from pygments.lexers import get_lexer_for_filename
 from pygments.token import Comment, Text, Whitespace
@@ -16,6 +18,25 @@ settings.register_profile("minhashdup", deadline=None)
 settings.load_profile("minhashdup")
 
 TreeFactory = Callable[[dict[str, "str | bytes"]], Path]
+
+#: git's identity and no user or system config, for the repositories the tests make.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """``minhashdup ARGS`` in this process (click's runner): exit code, stdout, stderr."""
+    from minhashdup.cli import cli  # imported late: the module-level import would slow collection
+
+    result = CliRunner().invoke(cli, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
 
 _WORDS = [
     "alpha",

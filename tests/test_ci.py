@@ -13,21 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
-from .conftest import go_file, go_function, near_copy, render_go
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from .conftest import GIT_ENV, go_file, go_function, near_copy, render_go, run
 
 
 def git(repo: Path, *args: str) -> str:
@@ -39,11 +28,6 @@ def git(repo: Path, *args: str) -> str:
 def commit(repo: Path, message: str) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
-
-
-def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), input=stdin)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def scan_json(*args: str, stdin: str | None = None) -> tuple[int, dict[str, object], str]:

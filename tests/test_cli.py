@@ -9,12 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
-from .conftest import TreeFactory, go_file, near_copy, render_go
+from .conftest import TreeFactory, go_file, near_copy, render_go, run
 
 
 @pytest.fixture
@@ -30,11 +28,6 @@ def tree(make_tree: TreeFactory) -> Path:
             "data.bin": b"\x00\x01binary",
         }
     )
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_json_document_shape_and_params(tree: Path) -> None:

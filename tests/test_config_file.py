@@ -7,17 +7,10 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
-from .conftest import go_file, near_copy, render_go
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
+from .conftest import go_file, near_copy, render_go, run
 
 
 @pytest.fixture

@@ -9,21 +9,14 @@ import statistics
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from minhashdup import Config, collect, scan
-from minhashdup.cli import cli
 from minhashdup.compare import compare_files
 from minhashdup.errors import ExitCode, InputPathError
 from minhashdup.evaluate import Bin, evaluate
 
-from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go
+from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go, run
 from .test_pipeline import planted_tree
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_evaluate_bins_count_the_true_pairs_and_those_lsh_found(make_tree: TreeFactory) -> None:

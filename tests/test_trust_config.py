@@ -11,20 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from minhashdup import baseline as baselines
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
-from .conftest import go_file, near_copy, render_go
+from .conftest import go_file, near_copy, render_go, run
 
 FOUND = "[tool.minhashdup]"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

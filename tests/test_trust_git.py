@@ -12,33 +12,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from minhashdup import project
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 
-from .conftest import go_file, near_copy, render_go
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from .conftest import GIT_ENV, go_file, near_copy, render_go, run
 
 
 def git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Plain git, as a user would run it (the repository's configuration in force)."""
     env = {**os.environ, **GIT_ENV}
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

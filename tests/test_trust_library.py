@@ -18,7 +18,7 @@ from minhashdup import Config, LSHIndex, MinHash
 from minhashdup.compare import compare_files
 from minhashdup.review import Review
 
-from .conftest import TreeFactory
+from .conftest import GIT_ENV, TreeFactory
 
 TEXT = "\n".join(f"def f{i}(x):\n    return x * {i + 3} + {i * 7}\n" for i in range(12))
 
@@ -66,15 +66,7 @@ def test_compare_takes_path_like_files(project: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_review_changed_files_under_one_path_string(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.org",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.org",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
+    env = {**os.environ, **GIT_ENV}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
         subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True)
     (project / "src" / "a.py").write_text(TEXT + "\n# edited\n")
