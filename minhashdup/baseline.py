@@ -16,17 +16,16 @@ pair does not make the pair new; its similarity rising by more than the toleranc
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 
 from minhashdup import cluster
 from minhashdup.errors import MinhashdupError
+from minhashdup.outfile import replaced
 from minhashdup.project import real, relative
 from minhashdup.result import Pair, Result
 from minhashdup.safeio import TooLargeError, read_regular
@@ -194,20 +193,11 @@ def write(result: Result, path: str) -> int:
     lines = [json.dumps({"a": a, "b": b, "jaccard": j}, ensure_ascii=False) for (a, b), j in sorted(entries.items())]
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
-        fd, tmp = tempfile.mkstemp(dir=base, prefix=".minhashdup-baseline-", suffix=".tmp")
+        # A name that is not UTF-8 is written as a \udcXX escape: valid JSON that reads back the same.
+        with replaced(path) as handle:  # whole or not at all; a symlink there is replaced, not followed
+            handle.write(text)
     except OSError as err:
         raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
-    try:
-        # A name that is not UTF-8 is written as a \udcXX escape: valid JSON that reads back the same.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException as err:  # a full disk, Ctrl-C: never leave the half-written file behind
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(err, OSError):
-            raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
-        raise
     return len(entries)
 
 

@@ -14,6 +14,10 @@ import stat
 from collections.abc import Iterator
 from typing import TextIO
 
+#: Where a path names a device or an open descriptor (``/dev/stdout``, ``/dev/null``): written
+#: directly, as such a name cannot be renamed over. A scanned tree cannot put a file there.
+_DEVICES = ("/dev/", "/proc/self/fd/")
+
 
 @contextlib.contextmanager
 def replaced(path: str) -> Iterator[TextIO]:
@@ -22,35 +26,40 @@ def replaced(path: str) -> Iterator[TextIO]:
     The text goes to a hidden temporary file in the same folder, flushed to disk, then
     renamed over ``path`` in one step: readers see the old file or the new one, never a
     part. If the block raises (a write error, ``KeyboardInterrupt``), the temporary file is
-    removed and ``path`` is left as it was. A symlink is written through (its target is
-    replaced); a path that exists but is not a regular file (``/dev/stdout``, a FIFO) is
-    written directly, as it cannot be renamed over. A replaced file keeps its permissions.
+    removed and ``path`` is left as it was. Whatever stands at ``path`` is replaced, never
+    written through: a symbolic link (a scanned repository may commit ``report.csv ->
+    ~/.bashrc``) or a FIFO becomes the report; a regular file keeps its permissions. Only a
+    path under ``/dev/`` or ``/proc/self/fd/`` (``/dev/stdout``) is written directly.
 
     Raises:
-        OSError: the folder cannot be written to, the disk is full, and the like.
+        OSError: the folder cannot be written to, the disk is full, ``path`` is a folder, and
+            the like.
 
     Example:
-        >>> with replaced("report.json") as out:  # doctest: +SKIP
-        ...     out.write("{}\\n")
+        >>> import pathlib, tempfile
+        >>> report = pathlib.Path(tempfile.mkdtemp(), "report.json")
+        >>> with replaced(str(report)) as out:
+        ...     _ = out.write("{}\\n")
+        >>> report.read_text()
+        '{}\\n'
     """
-    target = os.path.realpath(path)
-    try:
-        mode: int | None = os.stat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        with open(target, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
+    if os.path.abspath(path).startswith(_DEVICES):
+        with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             yield handle
         return
-    fd, temporary = _create_beside(target)
+    try:
+        before = os.lstat(path).st_mode
+    except FileNotFoundError:
+        before = 0
+    fd, temporary = _create_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            if mode is not None:
-                os.chmod(temporary, stat.S_IMODE(mode))
+            if stat.S_ISREG(before):
+                os.chmod(temporary, stat.S_IMODE(before))
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, target)
+        os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -60,6 +69,7 @@ def replaced(path: str) -> Iterator[TextIO]:
 def _create_beside(target: str) -> tuple[int, str]:
     """A new file ``.NAME.XXXXXXXX.tmp`` beside ``target``, mode 0o666 less the umask."""
     folder, name = os.path.split(target)
+    folder = folder or "."
     while True:
         temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
         try:

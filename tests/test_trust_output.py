@@ -236,17 +236,56 @@ def test_output_stays_intact_when_writing_fails(
     assert sorted(os.listdir(folder)) == ["dups.json"]  # no temporary file left
 
 
-def test_output_is_replaced_keeping_its_mode_and_written_through_a_symlink(pair_tree: Path, tmp_path: Path) -> None:
-    real = tmp_path / "real.json"
-    real.write_text("previous report\n")
-    real.chmod(0o640)
-    link = tmp_path / "link.json"
-    link.symlink_to(real)
-    code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(link))
-    assert code == ExitCode.OK
-    assert link.is_symlink() and len(json.loads(real.read_text())["pairs"]) == 1
-    assert real.stat().st_mode & 0o777 == 0o640
+def test_output_keeps_the_mode_of_the_file_it_replaces(pair_tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dups.json"
+    out.write_text("previous report\n")
+    out.chmod(0o640)
+    code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(out))
+    assert code == ExitCode.OK and len(json.loads(out.read_text())["pairs"]) == 1
+    assert out.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+@pytest.mark.parametrize("option", ["-o", "--write-baseline"])
+def test_a_symlink_at_the_output_is_replaced_never_written_through(
+    pair_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    # A scanned repository may commit report.csv -> ~/.bashrc: the report must not land there.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / ".bashrc"
+    victim.write_text("# the user's shell setup\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "report.csv").symlink_to(victim)
+    monkeypatch.chdir(repo)
+    code, _, err = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "csv", option, "report.csv")
+    assert code == ExitCode.OK, err
+    assert victim.read_text() == "# the user's shell setup\n"
+    assert not (repo / "report.csv").is_symlink()
+    assert "a.go" in (repo / "report.csv").read_text()
+
+
+def test_output_to_dev_stdout_is_written_directly(pair_tree: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "minhashdup",
+            "scan",
+            str(pair_tree),
+            "-q",
+            "--no-cache",
+            "-f",
+            "csv",
+            "-o",
+            "/dev/stdout",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.OK and proc.stdout.startswith("a,b,jaccard"), proc.stderr
 
 
 def test_new_output_gets_the_umask_mode(pair_tree: Path, tmp_path: Path) -> None:
