@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import io
@@ -10,7 +11,7 @@ import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -122,10 +123,30 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+#: What to do when stdout cannot be written, for the commands without --output.
+_NO_OUTPUT = "redirect stdout to a file on a disk with room"
+
+
+@contextlib.contextmanager
+def _stderr_may_close() -> Iterator[None]:
+    """Notices to stderr whose reader may have gone (``2>&1 | head``): the rest of them is
+    dropped, and the scan ends with the exit code it decided (a gate must never pass because
+    its messages could not be shown)."""
+    try:
+        yield
+    except BrokenPipeError:
+        _silence(sys.stderr)
+
+
 def _silence_stdout() -> None:
     """Point stdout at the null device: what is still buffered for it is dropped, not retried."""
+    _silence(sys.stdout)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point ``stream``'s file at the null device: what is still buffered is dropped, not retried."""
     try:
-        fileno = sys.stdout.fileno()
+        fileno = stream.fileno()
     except (OSError, ValueError):  # not a real file (e.g. captured in tests)
         return
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -178,21 +199,24 @@ def scan_command(
     extra: dict[str, Any] = {"per": sarif_per} if fmt == "sarif" else {}
     if fmt in ("sarif", "html"):
         extra["jobs"] = config.workers  # both lex the paired files again
+    failed = review.fails(result)  # decided before any write: a closed stream must not change it
     _write(lambda stream: render(result, fmt, stream, **extra), output)
-    render_notices(result, sys.stderr, quiet, verbose)
-    _threshold_hint(config, quiet)
-    if "written" in result.stats.baseline and not quiet:
-        click.echo(
-            f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
-        )
-    if review.fails(result):
+    with _stderr_may_close():
+        render_notices(result, sys.stderr, quiet, verbose)
+        _threshold_hint(config, quiet)
+        if "written" in result.stats.baseline and not quiet:
+            click.echo(
+                f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
+            )
+    if failed:
         new = len(result.new_pairs)
-        click.echo(
-            f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
-            + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
-            + ("" if review.baseline else " (record accepted ones with --write-baseline)"),
-            err=True,
-        )
+        with _stderr_may_close():
+            click.echo(
+                f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
+                + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
+                + ("" if review.baseline else " (record accepted ones with --write-baseline)"),
+                err=True,
+            )
         sys.exit(ExitCode.PAIRS_FOUND)
 
 
@@ -221,10 +245,13 @@ def cache_info(cache_dir: str | None, fmt: str) -> None:
     with _cache(cache_dir) as store:
         info = store.info()
     if fmt == "json":
-        click.echo(json.dumps(info, indent=2))
+        _write(lambda stream: stream.write(json.dumps(info, indent=2) + "\n"), None, _NO_OUTPUT)
         return
-    for key, value in info.items():
-        click.echo(f"{key}: {printable(str(value))}")
+    _write(
+        lambda stream: stream.writelines(f"{key}: {printable(str(value))}\n" for key, value in info.items()),
+        None,
+        _NO_OUTPUT,
+    )
 
 
 @cache_group.command(name="clear")
@@ -312,7 +339,7 @@ def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int
     from minhashdup.report.tune import render_tune_json, render_tune_table
 
     renderer = render_tune_json if fmt == "json" else render_tune_table
-    renderer(choices, best, selective, settings, sys.stdout)
+    _write(functools.partial(renderer, choices, best, selective, settings), None, _NO_OUTPUT)
 
 
 tune_command.name = "tune"
@@ -410,7 +437,7 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
     from minhashdup.report.comparison import render_comparison_json, render_comparison_table
 
     renderer = render_comparison_json if fmt == "json" else render_comparison_table
-    renderer(result, sys.stdout)
+    _write(functools.partial(renderer, result), None, _NO_OUTPUT)
 
 
 compare_command.name = "compare"
@@ -428,7 +455,9 @@ def _progress_factory() -> ProgressFactory:
     return factory
 
 
-def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
+def _write(
+    renderer: Callable[[TextIO], object], output: str | None, hint: str = "write it to a file with --output"
+) -> None:
     """The report to ``output`` (whole or not at all, see :func:`replaced`) or to stdout.
 
     A write error (a full disk, a closed terminal) is one line and exit 2, never a cut file
@@ -443,9 +472,7 @@ def _write(renderer: Callable[[TextIO], None], output: str | None) -> None:
             _silence_stdout()
         except OSError as err:
             _silence_stdout()
-            raise UsageFailure(
-                f"cannot write the report to stdout: {err.strerror or err}; write it to a file with --output"
-            ) from None
+            raise UsageFailure(f"cannot write the report to stdout: {err.strerror or err}; {hint}") from None
         return
     try:
         with replaced(output) as handle:

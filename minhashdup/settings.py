@@ -202,6 +202,8 @@ NO_CONFIG_KEY = "minhashdup.no_config"
 def _no_config(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     # Eager and given on the command line, this runs before --config's callback (click runs
     # eager options in the order given, the ones not given after them).
+    if value and ctx.meta.get(CONFIG_FILE_KEY):  # --config FILE came first and was read
+        raise UsageFailure("--config and --no-config exclude each other; give one")
     if value:
         ctx.meta[NO_CONFIG_KEY] = True
 

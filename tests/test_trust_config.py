@@ -324,5 +324,6 @@ def test_no_config_ignores_the_projects_pyproject(project: Path) -> None:
     assert code == ExitCode.OK
     assert [(p["a"], p["b"]) for p in json.loads(out)["pairs"]] == [("./a.go", "./b.go")]
     assert json.loads(out)["params"]["config_file"] is None
-    err = usage_error("scan", ".", "--no-config", "--config", "pyproject.toml")
-    assert err == "minhashdup: error: --config and --no-config exclude each other; give one\n"
+    for args in (["--no-config", "--config", "pyproject.toml"], ["--config", "pyproject.toml", "--no-config"]):
+        err = usage_error("scan", ".", *args)
+        assert err == "minhashdup: error: --config and --no-config exclude each other; give one\n"

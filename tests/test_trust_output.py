@@ -329,6 +329,57 @@ def test_full_stdout_with_a_small_report_is_not_exit_0(make_tree: TreeFactory) -
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["tune", "-t", "0.5"],
+        ["tune", "-t", "0.5", "-f", "json"],
+        ["compare", "A", "B"],
+        ["compare", "A", "B", "-f", "json"],
+        ["cache", "info"],
+        ["cache", "info", "-f", "json"],
+    ],
+    ids=" ".join,
+)
+def test_every_command_on_a_full_stdout_is_one_line_and_exit_2(pair_tree: Path, command: list[str]) -> None:
+    command = [{"A": str(pair_tree / "a.go"), "B": str(pair_tree / "b.go")}.get(arg, arg) for arg in command]
+    with open("/dev/full", "w") as full:
+        done = _minhashdup(*command, stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr == (
+        "minhashdup: error: cannot write the report to stdout: No space left on device; "
+        "redirect stdout to a file on a disk with room\n"
+    )
+
+
+@pytest.mark.parametrize(("gate", "code"), [((), ExitCode.OK), (("--fail-on-pairs",), ExitCode.PAIRS_FOUND)])
+def test_closed_stderr_pipe_leaves_the_verdict_to_the_gate(
+    pair_tree: Path, tmp_path: Path, gate: tuple[str, ...], code: int
+) -> None:
+    # `2>&1 | head` gone: the notices cannot be written, but a failing gate must still fail.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    out = tmp_path / "out.json"
+    try:
+        done = _minhashdup(
+            "scan",
+            str(pair_tree),
+            "--no-cache",
+            "-f",
+            "json",
+            "-o",
+            str(out),
+            *gate,
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == code
+    assert len(json.loads(out.read_text())["pairs"]) == 1
+
+
 @pytest.mark.parametrize("fmt", ["json", "table"])
 @pytest.mark.parametrize(("gate", "code"), [((), ExitCode.OK), (("--fail-on-pairs",), ExitCode.PAIRS_FOUND)])
 def test_closed_stdout_pipe_is_quiet_and_the_gate_still_decides(
