@@ -1,6 +1,18 @@
-"""``python -m minhashdup``: the same CLI as the ``minhashdup`` command."""
+"""``python -m minhashdup``: the same CLI as the ``minhashdup`` command.
 
-from minhashdup.cli import main
+``python -m`` puts the current folder first on ``sys.path``; in a scanned repository that folder
+is untrusted, and pygments looks for lexer plugins (``*.dist-info/entry_points.txt``) on
+``sys.path``. The package is imported already (``-m`` imports it before this module), so the
+folder is dropped before anything else is imported: the ``minhashdup`` command never had it.
+"""
+
+import os
+import sys
+
+_here = os.getcwd()
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
+
+from minhashdup.cli import main  # noqa: E402  (after sys.path is cleaned, on purpose)
 
 if __name__ == "__main__":
     main()

@@ -95,6 +95,7 @@ class MinHash:
     def __init__(self, num_hashes: int = 128, seed: int = 1, items: Iterable[str | bytes] = ()) -> None:
         if isinstance(num_hashes, bool) or not isinstance(num_hashes, int) or num_hashes < 1:
             raise ValueError(f"num_hashes must be a positive whole number (got {num_hashes!r})")
+        _check_whole("seed", seed, 0, 2**64 - 1)
         self.seed = seed
         self._seeds = sig.hash_seeds(seed, num_hashes)
         self._sig = np.full(num_hashes, sig.EMPTY, dtype=np.uint64)
@@ -205,8 +206,8 @@ class LSHIndex:
     """
 
     def __init__(self, bands: int = 12, rows: int = 4) -> None:
-        if bands < 1 or rows < 1:
-            raise ValueError(f"bands and rows must be positive (got {bands} x {rows})")
+        _check_whole("bands", bands, 1, 2**16)
+        _check_whole("rows", rows, 1, 2**16)
         self.bands, self.rows = bands, rows
         self.family: tuple[int, int] | None = None  # (seed, num_hashes) of the MinHashes inside
         self._keys: list[Hashable] = []
@@ -278,3 +279,11 @@ class LSHIndex:
                 for x in range(len(members)):
                     for y in range(x + 1, len(members)):
                         yield members[x], members[y]
+
+
+def _check_whole(name: str, value: object, low: int, high: int) -> None:
+    """Raise TypeError unless ``value`` is an ``int`` (not a bool), ValueError unless within bounds."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number (got {type(value).__name__} {value!r})")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high} (got {value})")

@@ -4,9 +4,11 @@ items or 64-bit hashes, and refuses to mix hash families or compare two empty se
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,3 +165,20 @@ def test_index_refuses_another_family_and_empty_minhashes() -> None:
     assert len(index) == 1 and "b" not in index and "e" not in index
     with pytest.raises(TypeError, match=r"holds MinHash objects \(got list\)"):
         index.insert("f", [1, 2])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: MinHash(16, seed=-1), ValueError, "seed must be between 0 and 18446744073709551615 (got -1)"),
+        (lambda: MinHash(16, seed=2**64), ValueError, "seed must be between 0 and 18446744073709551615"),
+        (lambda: MinHash(16, seed=1.5), TypeError, "seed must be a whole number (got float 1.5)"),
+        (lambda: MinHash(16, seed=True), TypeError, "seed must be a whole number (got bool True)"),
+        (lambda: LSHIndex(True, 4), TypeError, "bands must be a whole number (got bool True)"),
+        (lambda: LSHIndex(4, 2.0), TypeError, "rows must be a whole number (got float 2.0)"),
+        (lambda: LSHIndex(0, 4), ValueError, "bands must be between 1 and 65536 (got 0)"),
+    ],
+)
+def test_seeds_bands_and_rows_are_whole_numbers_in_range(make: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        make()
