@@ -92,7 +92,7 @@ def extract_file(
     """
     t0 = time.process_time()
     try:
-        data = read_regular(path, max_size)
+        data = read_regular(path, max_size, follow=False)  # path: resolved by the walk
     except TooLargeError:
         detail = f"grew over --max-size ({max_size} bytes) during the scan"
         return Extracted(index, _NONE, skip=SkipReason.TOO_LARGE, detail=detail)

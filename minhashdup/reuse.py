@@ -110,7 +110,7 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[by
             out.append(known[3])
             continue
         try:
-            data, after = read_regular_with_stat(entry.real, max_size)
+            data, after = read_regular_with_stat(entry.real, max_size, follow=False)
         except OSError:
             out.append(None)
             continue

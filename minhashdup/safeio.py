@@ -25,12 +25,15 @@ class TooLargeError(OSError):
     """The file holds more than the limit (it may have grown since it was listed)."""
 
 
-def read_regular(path: str, limit: int) -> bytes:
+def read_regular(path: str, limit: int, follow: bool = True) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
     Args:
-        path: the file to read (links are followed, as ``open`` does).
+        path: the file to read.
         limit: the most bytes accepted; a larger file raises :class:`TooLargeError`.
+        follow: follow a symbolic link at ``path`` as ``open`` does; with ``False`` (for a
+            path the walk resolved already) a link there is refused: the file was swapped for
+            one after it was listed.
 
     Returns:
         The file's whole content.
@@ -46,10 +49,10 @@ def read_regular(path: str, limit: int) -> bytes:
         ...
         minhashdup.safeio.NotRegularFileError: [Errno 22] not a regular file (character device): '/dev/null'
     """
-    return read_regular_with_stat(path, limit)[0]
+    return read_regular_with_stat(path, limit, follow)[0]
 
 
-def read_regular_with_stat(path: str, limit: int) -> tuple[bytes, os.stat_result]:
+def read_regular_with_stat(path: str, limit: int, follow: bool = True) -> tuple[bytes, os.stat_result]:
     """:func:`read_regular`, with the status of the open file taken after reading it.
 
     That status describes the file the bytes came from, even if the name was pointed at
@@ -59,7 +62,12 @@ def read_regular_with_stat(path: str, limit: int) -> tuple[bytes, os.stat_result
     Raises:
         NotRegularFileError, TooLargeError, OSError: as :func:`read_regular`.
     """
-    fd = os.open(path, _FLAGS)
+    try:
+        fd = os.open(path, _FLAGS if follow else _FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as err:
+        if not follow and err.errno == errno.ELOOP and os.path.islink(path):
+            raise NotRegularFileError(errno.ELOOP, "a symbolic link now (swapped after the walk)", path) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
