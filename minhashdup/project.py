@@ -145,6 +145,7 @@ def _git(folder: str, *args: str) -> str:
     Raises:
         ChangesError: git is missing, fails, or takes more than two minutes.
     """
+    _check_version(folder)
     # diff and ls-files may hash work-tree files, through the repository's filter drivers.
     filters = _filter_drivers(folder) if args[0] in ("diff", "ls-files") else []
     done = _run(folder, args, _safe_env(filters))
@@ -154,6 +155,25 @@ def _git(folder: str, *args: str) -> str:
             raise ChangesError(f"{folder} is not inside a git repository; changed files come from git")
         raise ChangesError(f"git {args[0]} in {folder} failed: {message}")
     return done.stdout
+
+
+#: The oldest git that reads settings from ``GIT_CONFIG_COUNT`` (2.31, March 2021): an older one
+#: would ignore them and run the repository's programs.
+MIN_GIT = (2, 31)
+
+
+@functools.lru_cache(maxsize=1)
+def _check_version(folder: str) -> None:
+    """Raise ChangesError for a git older than :data:`MIN_GIT` (checked once per folder and process)."""
+    done = _run(folder, ("--version",), dict(os.environ))
+    found = re.search(r"(\d+)\.(\d+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        raise ChangesError(f"git --version failed: {_last_line(done)}")
+    if (int(found[1]), int(found[2])) < MIN_GIT:
+        raise ChangesError(
+            f"git {found[0]} is older than {'.'.join(map(str, MIN_GIT))}, which minhashdup needs to switch off"
+            " the repository's own programs (hooks, fsmonitor, filters); upgrade git"
+        )
 
 
 #: Repository settings that would run a program, switched off (as ``git -c`` would) for each call.

@@ -140,6 +140,31 @@ def test_a_git_failure_is_an_error_not_an_empty_change_list(
     assert err == f"minhashdup: error: git diff in {repo} failed: fatal: disk on fire\n"
 
 
+def test_a_git_too_old_to_switch_off_the_repositorys_programs_is_refused(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git before 2.31 ignores GIT_CONFIG_COUNT: it would run the repository's fsmonitor and hooks.
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(
+        '#!/bin/sh\nfor a in "$@"; do [ "$a" = --version ] && { echo "git version 2.30.2"; exit 0; }; done\n'
+        f'exec {real_git.strip()} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    project._check_version.cache_clear()
+    try:
+        code, out, err = run("scan", ".", "-q", "--fail-on-pairs", "--changed-since", "HEAD")
+    finally:
+        project._check_version.cache_clear()
+    assert code == ExitCode.USAGE and out == ""
+    assert err == (
+        "minhashdup: error: git 2.30 is older than 2.31, which minhashdup needs to switch off the repository's"
+        " own programs (hooks, fsmonitor, filters); upgrade git\n"
+    )
+
+
 def test_the_callers_git_settings_are_kept_and_ours_come_after(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.fsmonitor")
