@@ -212,7 +212,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML ({err})") from None
     except RecursionError:
-        raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep)") from None
+        raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep); flatten it") from None
 
 
 def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
