@@ -209,7 +209,7 @@ def test_a_pyproject_that_is_not_utf8_is_a_usage_error(project: Path) -> None:
 def test_a_pyproject_nested_too_deep_is_a_usage_error(project: Path) -> None:
     path = pyproject(project, "[tool.minhashdup]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
     assert usage_error("scan", ".") == (
-        f"minhashdup: error: {path}: not valid TOML (arrays or tables nested too deep)\n"
+        f"minhashdup: error: {path}: not valid TOML (arrays or tables nested too deep); flatten it\n"
     )
 
 
