@@ -186,7 +186,7 @@ def scan_command(
             f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
         )
     if review.fails(result):
-        new = len(result.new_pairs)
+        new = result.stats.new_pairs
         click.echo(
             f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
             + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")

@@ -93,7 +93,7 @@ def _review_lines(result: Result) -> list[str]:
     if "recorded" in s.baseline:
         b = s.baseline
         out.append(
-            f"baseline: {len(result.new_pairs)} new, {b['known']} known; recorded pairs risen past the tolerance"
+            f"baseline: {s.new_pairs} new, {b['known']} known; recorded pairs risen past the tolerance"
             f" {b['risen']}, gone {b['gone']}, dropped {b['dropped']}"
         )
     return out
