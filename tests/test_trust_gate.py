@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,7 +16,7 @@ from minhashdup import baseline as baselines
 from minhashdup.project import real
 from minhashdup.result import Group, Pair, Result, Stats
 
-from .conftest import run
+from .conftest import go_file, near_copy, render_go, run
 
 BASE = "/nonexistent-minhashdup-base"
 SOURCE = 'def f(x):\n    return x + 1 * 2 - 3\n\nprint(f(4), "hello", [1, 2, 3])\n'
@@ -130,3 +132,36 @@ def test_keep_keeps_groups_named_only_on_the_b_side() -> None:
     result = Result({}, Stats(), rows, [], groups=[group])
     kept = result.keep(lambda p: p.a == "a_s.py")
     assert kept.groups == [group]
+
+
+def _near_copies(folder: Path, n: int) -> Path:
+    """``n`` Go files, each the same 12 functions with one replaced: near copies, none identical."""
+    rng = random.Random(7)
+    blocks = go_file(rng)
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"n{i:03}.go").write_text(render_go(near_copy(blocks, rng, 1)))
+    return folder
+
+
+def test_max_verified_stops_a_scan_of_a_near_copy_family(tmp_path: Path) -> None:
+    tree = _near_copies(tmp_path / "t", 60)  # C(60, 2) = 1,770 verified pairs
+    code, out, err = run("scan", str(tree), "--exact", "--max-verified", "1000", "-q")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "minhashdup: error: 1,770 verified pairs exceed --max-verified 1,000 (about 0 MiB);"
+        " raise --threshold, narrow the PATHS, or raise --max-verified\n"
+    )
+    code, out, err = run("scan", str(tree), "--exact", "--max-verified", "1770", "-f", "json", "-q")
+    assert code == 0, err
+    assert json.loads(out)["stats"]["verified_pairs"] == 1770
+
+
+def test_a_found_config_cannot_raise_max_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _copies(tmp_path / "src", 2)
+    (tmp_path / "pyproject.toml").write_text("[tool.minhashdup]\nmax-verified = 100000000\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("scan", "src", "-q")
+    assert code == 2
+    assert "'max-verified' = 100000000 loosens a bound on the work a scan may do (default 2000000)" in err
