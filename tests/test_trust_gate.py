@@ -165,3 +165,17 @@ def test_a_found_config_cannot_raise_max_verified(tmp_path: Path, monkeypatch: p
     code, _, err = run("scan", "src", "-q")
     assert code == 2
     assert "'max-verified' = 100000000 loosens a bound on the work a scan may do (default 2000000)" in err
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "jsonl", "sarif", "json"])
+def test_a_partial_listing_is_told_on_stderr(tmp_path: Path, fmt: str) -> None:
+    tree = _copies(tmp_path / "t", 50)
+    code, out, err = run("scan", str(tree), "--min-shingles", "1", "-f", fmt)
+    assert code == 0, err
+    line = (
+        "1 identical group of 1,225 pairs is listed as 49 pairs (first file with each other file);"
+        " JSON 'groups' has them whole"
+    )
+    assert err.count(line) == 1
+    if fmt == "table":
+        assert line in out
