@@ -17,6 +17,7 @@ pair does not make the pair new; its similarity rising by more than the toleranc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -65,6 +66,15 @@ class Baseline:
         """Distinct entries in the file: those kept and those dropped."""
         return len(self.pairs) + self.dropped_pairs
 
+    @functools.cached_property
+    def entries_of(self) -> dict[str, dict[str, float]]:
+        """Each recorded path's own entries: ``entries_of[a][b]`` is ``pairs[(a, b)]`` either way round."""
+        out: dict[str, dict[str, float]] = {}
+        for (a, b), jaccard in self.pairs.items():
+            out.setdefault(a, {})[b] = jaccard
+            out.setdefault(b, {})[a] = jaccard
+        return out
+
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
         return _key(pair, self.base)
@@ -109,6 +119,20 @@ class Classes:
             key = _ordered(first.get(a, a), first.get(b, b))
             pairs[key] = max(jaccard, pairs.get(key, 0.0))
         return cls(first, pairs)
+
+    @functools.cached_property
+    def partners(self) -> dict[str, dict[str, float]]:
+        """``partners[x][y]``: the Jaccard recorded between classes ``x`` and ``y``, either way round
+        (``partners[x][x]`` inside a class)."""
+        out: dict[str, dict[str, float]] = {}
+        for (x, y), jaccard in self.pairs.items():
+            out.setdefault(x, {})[y] = jaccard
+            out.setdefault(y, {})[x] = jaccard
+        return out
+
+    def class_of(self, path: str) -> str:
+        """The class of a recorded path (the path itself when it is in no class)."""
+        return self.first.get(path, path)
 
     def get(self, key: tuple[str, str]) -> float | None:
         """The Jaccard recorded between the classes of the two paths of ``key``."""

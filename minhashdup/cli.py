@@ -209,7 +209,7 @@ def scan_command(
                 f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
             )
     if failed:
-        new = len(result.new_pairs)
+        new = result.stats.new_pairs
         with _stderr_may_close():
             click.echo(
                 f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"

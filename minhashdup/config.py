@@ -49,6 +49,8 @@ class Config:
         min_shingles: files with fewer distinct shingles are dropped before MinHash.
         max_size: files larger than this many bytes are skipped.
         max_bucket: LSH buckets with more files are skipped (and reported).
+        max_verified: the most pair rows one scan may hold (about 250 bytes each); a scan
+            that would list more stops with :class:`~minhashdup.errors.ScanLimitError`.
         exact: find every pair with the prefix filter instead of LSH (lossless).
         bits: low bits kept of each MinHash value (b-bit MinHash), 1 to 64.
         include: gitignore-style globs; when given, only matching files are scanned.
@@ -80,6 +82,7 @@ class Config:
     min_shingles: int = 20
     max_size: int = MIB
     max_bucket: int = 1000
+    max_verified: int = 2_000_000
     exact: bool = False
     bits: int = 64
     include: tuple[str, ...] = ()
@@ -106,6 +109,7 @@ class Config:
         _check_int("min-shingles", self.min_shingles, 1, 10**9)
         _check_int("max-size", self.max_size, 1, 2**62)
         _check_int("max-bucket", self.max_bucket, 2, 10**7)
+        _check_int("max-verified", self.max_verified, 1, 10**9)
         _check_int("jobs", self.jobs, 0, 1024)
         _check_int("bits", self.bits, 1, 64)
         if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):

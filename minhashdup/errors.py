@@ -37,3 +37,7 @@ class ConfigError(MinhashdupError, ValueError):
 
 class InputPathError(MinhashdupError):
     """A PATH given by the user does not exist or cannot be listed."""
+
+
+class ScanLimitError(MinhashdupError):
+    """A scan would hold more verified pairs than ``--max-verified`` allows."""

@@ -174,6 +174,14 @@ lsh_options = _stack(
         show_default=True,
         help="LSH buckets with more files than this are skipped with a warning (bounds time and memory).",
     ),
+    click.option(
+        "--max-verified",
+        type=int,
+        default=_DEFAULT.max_verified,
+        show_default=True,
+        help="Stop with exit status 2 when a scan would list more verified pairs than this"
+        " (about 250 bytes each; a large identical group counts as its listed rows).",
+    ),
     bits_option,
 )
 
@@ -283,6 +291,7 @@ def config_from(options: dict[str, Any]) -> Config:
         min_shingles=options["min_shingles"],
         max_size=options["max_size"],
         max_bucket=options["max_bucket"],
+        max_verified=options.get("max_verified", _DEFAULT.max_verified),
         exact=options.get("exact", False),
         bits=options["bits"],
         include=tuple(options["include"]),

@@ -19,6 +19,7 @@ import numpy as np
 from minhashdup import bands as banding
 from minhashdup import cluster, exact, reuse, signature
 from minhashdup.config import Config
+from minhashdup.errors import ScanLimitError
 from minhashdup.extracted import Extracted
 from minhashdup.hashing import UInt64Array
 from minhashdup.paths import PathsArg, path_list
@@ -313,9 +314,11 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
         est = signature.pair_estimates(sigs, ok, config.bits)
     with timer("cluster"):
         named = _named_groups(corpus, prep.groups)
+        _check_listed(named, ok, config.max_verified)
         pairs, stats.verified_pairs = _expand(corpus, named, ok, common, jac, est)
         clusters = _clusters([g.files for g in named], ok, jac)
     stats.pairs_listed = len(pairs)
+    stats.new_pairs = stats.verified_pairs  # until a review (baseline, changed files) says otherwise
     stats.clusters = len(clusters)
     stats.skipped = dict(Counter(s.reason.value for s in prep.skips))
     reps = prep.reps
@@ -372,6 +375,23 @@ def _named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
         listed = n * (n - 1) // 2 if n * (n - 1) // 2 <= MAX_LISTED_PAIRS else n - 1
         out.append(Group(files, len(corpus.sets[members[0]]), listed))
     return out
+
+
+def _check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
+    """Refuse to list more pair rows than ``limit`` (``--max-verified``): a family of thousands
+    of near copies (none identical) has millions of verified pairs, each a row.
+
+    Raises:
+        ScanLimitError: more rows than ``limit``.
+    """
+    sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
+    across = sizes[ok[:, 0]] * sizes[ok[:, 1]] if len(ok) else np.zeros(0, dtype=np.int64)
+    rows = sum(g.pairs_listed for g in groups) + int(np.where(across <= MAX_LISTED_PAIRS, across, 1).sum())
+    if rows > limit:
+        raise ScanLimitError(
+            f"{rows:,} verified pairs exceed --max-verified {limit:,} (about {rows * 250 // 2**20:,} MiB);"
+            " raise --threshold, narrow the PATHS, or raise --max-verified"
+        )
 
 
 def _expand(

@@ -110,6 +110,9 @@ class Stats:
     candidates: int = 0
     verified_pairs: int = 0  # every pair of files at or above the threshold
     pairs_listed: int = 0  # those in ``Result.pairs``: fewer when a large group is listed in part
+    #: the pairs the gate counts: reported (touching a changed file, with --changed-since etc.)
+    #: and not known from the baseline, every pair of a partly listed group counted
+    new_pairs: int = 0
     clusters: int = 0
     oversize_buckets: int = 0
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -166,7 +169,7 @@ class Result:
         family is what a reviewer needs to see. ``stats.verified_pairs`` keeps the scan's count.
         """
         pairs = [p for p in self.pairs if wanted(p)]
-        named = {p.a for p in pairs}
+        named = {path for p in pairs for path in (p.a, p.b)}
         clusters = [c for c in self.clusters if not named.isdisjoint(c.files)]
         groups = [g for g in self.groups if not named.isdisjoint(g.files)]
         return dataclasses.replace(self, pairs=pairs, clusters=clusters, groups=groups)

@@ -13,14 +13,16 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from minhashdup import baseline as baselines
 from minhashdup import project
 from minhashdup.errors import ConfigError
 from minhashdup.paths import PathsArg, path_list
-from minhashdup.result import Result
+from minhashdup.pipeline import MAX_LISTED_PAIRS
+from minhashdup.project import relative
+from minhashdup.result import Pair, Result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +95,12 @@ class Review:
         }
 
     def fails(self, result: Result) -> bool:
-        """The gate: more new (not known) pairs reported than ``max_pairs`` allows."""
-        return self.max_pairs is not None and len(result.new_pairs) > self.max_pairs
+        """The gate: more new (not known) pairs reported than ``max_pairs`` allows.
+
+        It counts ``stats.new_pairs`` (set by :func:`apply`): every pair a listed row stands for,
+        so a large identical group listed in part counts all of its new pairs.
+        """
+        return self.max_pairs is not None and result.stats.new_pairs > self.max_pairs
 
 
 def load(review: Review, paths: Sequence[str]) -> tuple[baselines.Baseline | None, set[str] | None]:
@@ -120,9 +126,142 @@ def apply(
         result = baselines.mark(result, recorded, review.tolerance)
     if changed is not None:
         before = len(result.pairs)
-        result = result.keep(lambda p: project.real(p.a) in changed or project.real(p.b) in changed)
+        result = result.keep(_touching(result, changed))
         result.stats.changes = {"files": len(changed), "pairs_left_out": before - len(result.pairs)}
+    result.stats.new_pairs = count_new(result, recorded, review.tolerance, changed)
     if review.new_only:
         result = result.keep(lambda p: not p.known)
     result.params = {**result.params, **review.params()}
     return result
+
+
+def _members(result: Result) -> Callable[[str], tuple[str, ...]]:
+    """The files of the identical group of a path (the path alone when it is in none)."""
+    of = {path: group.files for group in result.groups for path in group.files}
+    return lambda path: of.get(path, (path,))
+
+
+def _partial_across(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
+    """Whether a row between two different groups stands for more pairs than itself."""
+    return first != second and len(first) * len(second) > MAX_LISTED_PAIRS
+
+
+def _touching(result: Result, changed: set[str]) -> Callable[[Pair], bool]:
+    """The rows that touch a changed file; a row standing for two whole groups (listed as the
+    pair of their first files) touches every file of both."""
+    members = _members(result)
+    is_changed = {path: project.real(path) in changed for path in result.files}
+
+    def wanted(p: Pair) -> bool:
+        if is_changed.get(p.a) or is_changed.get(p.b):
+            return True
+        first, second = members(p.a), members(p.b)
+        return _partial_across(first, second) and any(is_changed.get(f) for f in (*first, *second))
+
+    return wanted
+
+
+def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: float, changed: set[str] | None) -> int:
+    """The new pairs ``result`` reports: every listed row not known, except that a row of a
+    group listed in part (see :class:`~minhashdup.result.Group`) is replaced by the count of
+    all the pairs it stands for (:func:`new_pair_count`). ``result`` is already marked with
+    ``recorded`` and cut to the rows touching ``changed``.
+    """
+    members = _members(result)
+    total = 0
+    for p in result.pairs:
+        first, second = members(p.a), members(p.b)
+        if first == second and len(first) > 2 and len(first) * (len(first) - 1) // 2 > MAX_LISTED_PAIRS:
+            continue  # a row of a partly listed group: counted below, once per group
+        if _partial_across(first, second):
+            total += new_pair_count(first, second, p.jaccard, recorded, tolerance, changed)
+        else:
+            total += not p.known
+    for group in result.groups:
+        if group.pairs_listed < group.pairs_total:
+            total += new_pair_count(group.files, None, 1.0, recorded, tolerance, changed)
+    return total
+
+
+def _binomial2(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+def new_pair_count(
+    first: Sequence[str],
+    second: Sequence[str] | None,
+    jaccard: float,
+    recorded: baselines.Baseline | None,
+    tolerance: float,
+    changed: set[str] | None,
+) -> int:
+    """How many of the pairs of ``first`` (``second`` is ``None``: pairs inside one identical
+    group) or of ``first`` x ``second`` (two groups, every pair at ``jaccard``) are reported
+    as new: touching a changed file (``changed`` holds real paths; ``None``: every pair is
+    reported) and not known from ``recorded`` (the rule of :func:`baseline.mark`).
+
+    No pair is enumerated. Files are tallied by baseline class (``n`` files, ``c`` of them
+    changed, per class; a file in no class is a class of its own). Between two tallies
+    ``(n1, c1)``, ``(n2, c2)`` the reported pairs are ``n1 n2 - (n1 - c1)(n2 - c2)``; inside
+    one, ``C(n, 2) - C(n - c, 2)``. The new pairs are all reported pairs less the reported
+    pairs whose classes the baseline records at a Jaccard that knows them; then each pair
+    with an entry of its own (which :func:`baseline.mark` reads first) is counted by that
+    entry instead of by its classes. The work grows with the files and the baseline entries.
+
+    Example:
+        >>> new_pair_count(["a", "b", "c", "d"], None, 1.0, None, 0.1, {"/x"})
+        0
+        >>> new_pair_count(["a", "b", "c", "d"], None, 1.0, None, 0.1, None)
+        6
+    """
+    base = recorded.base if recorded is not None else ""
+    classes = recorded.classes if recorded is not None else None
+
+    def key(path: str) -> str:
+        return relative(path, base) if recorded is not None else path
+
+    def tally(files: Sequence[str]) -> tuple[dict[str, list[int]], dict[str, bool]]:
+        by_class: dict[str, list[int]] = {}
+        flags: dict[str, bool] = {}
+        for path in files:
+            k = key(path)
+            flags[k] = changed is None or project.real(path) in changed
+            counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
+            counts[0] += 1
+            counts[1] += flags[k]
+        return by_class, flags
+
+    def across(n1: int, c1: int, n2: int, c2: int) -> int:
+        return n1 * n2 - (n1 - c1) * (n2 - c2)
+
+    def within(n: int, c: int) -> int:
+        return _binomial2(n) - _binomial2(n - c)
+
+    def knows(value: float | None) -> bool:
+        return value is not None and round(jaccard, 6) <= value + tolerance + 1e-9
+
+    one, flags1 = tally(first)
+    two, flags2 = (one, flags1) if second is None else tally(second)
+    n1, c1 = len(flags1), sum(flags1.values())
+    total = within(n1, c1) if second is None else across(n1, c1, len(flags2), sum(flags2.values()))
+    if recorded is None:
+        return total
+    known = 0
+    if classes is not None:
+        for x, (nx, cx) in one.items():
+            for y, value in classes.partners.get(x, {}).items():
+                if y not in two or not knows(value):
+                    continue
+                if second is not None:
+                    known += across(nx, cx, *two[y])
+                elif x == y:
+                    known += within(nx, cx)
+                elif x < y:
+                    known += across(nx, cx, *two[y])
+    for a, a_changed in flags1.items():
+        for b, value in recorded.entries_of.get(a, {}).items():
+            if b not in flags2 or (second is None and b <= a) or not (a_changed or flags2[b]):
+                continue
+            by_class = classes is not None and knows(classes.get((a, b)))
+            known += knows(value) - by_class
+    return total - known

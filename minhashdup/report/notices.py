@@ -27,6 +27,9 @@ def render_notices(result: Result, stream: TextIO, quiet: bool = False, verbose:
             stream.write(printable(f"{notice.path}: {notice.message}") + "\n")
         if not verbose and len(listed) > NOTICE_LIMIT:
             stream.write(f"... and {len(listed) - NOTICE_LIMIT} more; -v lists them all\n")
+    partial = partial_listing(result)
+    if partial:
+        stream.write(partial + "\n")
     line = skip_summary(result, verbose)
     if line:
         stream.write(line + "\n")
@@ -44,3 +47,18 @@ def skip_summary(result: Result, verbose: bool = False) -> str:
     if filtered:
         parts.append("filtered out: " + ", ".join(f"{k} {v}" for k, v in filtered.items()))
     return "; ".join(parts)
+
+
+def partial_listing(result: Result) -> str:
+    """One line when identical groups are listed in part (only JSON ``groups`` has them whole):
+    how many groups, the pairs they stand for and the rows that list them; else ``""``."""
+    partial = [g for g in result.groups if g.pairs_listed < g.pairs_total]
+    if not partial:
+        return ""
+    total = sum(g.pairs_total for g in partial)
+    listed = sum(g.pairs_listed for g in partial)
+    groups = "1 identical group" if len(partial) == 1 else f"{len(partial):,} identical groups"
+    return (
+        f"{groups} of {total:,} pairs {'is' if len(partial) == 1 else 'are'} listed as {listed:,} pairs"
+        " (first file with each other file); JSON 'groups' has them whole"
+    )

@@ -7,6 +7,7 @@ from typing import TextIO
 from rich.table import Table
 
 from minhashdup.report.console import make_console, markup
+from minhashdup.report.notices import partial_listing
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
 
@@ -80,7 +81,8 @@ def _summary(result: Result) -> str:
         f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
         + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
     ]
-    return "\n".join(lines + _review_lines(result))
+    partial = partial_listing(result)
+    return "\n".join(lines + ([partial] if partial else []) + _review_lines(result))
 
 
 def _review_lines(result: Result) -> list[str]:
@@ -93,7 +95,7 @@ def _review_lines(result: Result) -> list[str]:
     if "recorded" in s.baseline:
         b = s.baseline
         out.append(
-            f"baseline: {len(result.new_pairs)} new, {b['known']} known; recorded pairs risen past the tolerance"
+            f"baseline: {s.new_pairs} new, {b['known']} known; recorded pairs risen past the tolerance"
             f" {b['risen']}, gone {b['gone']}, dropped {b['dropped']}"
         )
     return out
