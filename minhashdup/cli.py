@@ -336,7 +336,8 @@ Example:
     type=int,
     default=REPEATS,
     show_default=True,
-    help="Seeds to measure recall with (the configured one and the next ones); recall is their mean.",
+    help="Seeds to measure recall with: the configured one and the next ones (after 2**64-1 comes 0); "
+    "recall is their mean.",
 )
 @format_option(("table", "json", "html"))
 @output_file_option
