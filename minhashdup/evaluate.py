@@ -152,9 +152,10 @@ def evaluate(
         repeats: seeds to measure recall with: the configured seed (a real LSH run, whose
             candidates are ``found`` and ``candidates``), then ``seed + 1 ..`` modulo 2**64
             (:func:`repeat_seeds`), for which each true pair's bands are compared directly
-            (the same test as sharing a bucket, without the oversize-bucket cap). A bin's ``recall`` is the mean over the seeds:
-            pairs of one tree are not independent (families of similar files win or lose
-            together), so one seed's recall can stray from P(s) by several points.
+            (the same test as sharing a bucket, without the oversize-bucket cap). A bin's
+            ``recall`` is the mean over the seeds: pairs of one tree are not independent
+            (families of similar files win or lose together), so one seed's recall can stray
+            from P(s) by several points.
     """
     prep = prepare(corpus, config)
     sigs = rep_signatures(prep, config)
