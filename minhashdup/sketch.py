@@ -95,6 +95,8 @@ class MinHash:
     def __init__(self, num_hashes: int = 128, seed: int = 1, items: Iterable[str | bytes] = ()) -> None:
         if isinstance(num_hashes, bool) or not isinstance(num_hashes, int) or num_hashes < 1:
             raise ValueError(f"num_hashes must be a positive whole number (got {num_hashes!r})")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be a whole number from 0 to 2**64 - 1 (got {seed!r})")
         self.seed = seed
         self._seeds = sig.hash_seeds(seed, num_hashes)
         self._sig = np.full(num_hashes, sig.EMPTY, dtype=np.uint64)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from minhashdup import Config, collect, scan
+from minhashdup import Config, MinHash, collect, scan
 from minhashdup.compare import compare_files
 from minhashdup.errors import ExitCode, InputPathError
 from minhashdup.evaluate import Bin, evaluate
@@ -71,6 +71,14 @@ def test_evaluate_repeat_seeds_wrap_past_the_largest_seed(make_tree: TreeFactory
     assert doc["params"]["seed"] == top and sum(b["pairs"] for b in doc["bins"]) > 0
     code, out, _ = run("evaluate", str(root), "-q", "--seed", str(top - 1), "--repeats", "4", "-j", "1")
     assert code == ExitCode.OK and f"mean over seeds {top - 1}..1, modulo 2**64 (" in out.replace("\n", "")
+
+
+@pytest.mark.parametrize("seed", [2**64, -1, 1.5])
+def test_minhash_refuses_a_seed_outside_64_bits(seed: object) -> None:
+    # It raised OverflowError from numpy (or took 1.5 as 1); the largest seed itself works.
+    assert MinHash(8, seed=2**64 - 1, items=["a"]).seed == 2**64 - 1
+    with pytest.raises(ValueError, match=r"^seed must be a whole number from 0 to 2\*\*64 - 1 \(got "):
+        MinHash(8, seed=seed, items=["a"])  # type: ignore[arg-type]
 
 
 def test_tune_json_and_table() -> None:
