@@ -7,6 +7,9 @@ its shingles misses. Signatures are stored per key and hash family (seed, K).
 
 WAL mode lets two scans share the cache and survives a scan killed at any moment; a cache
 file that is corrupt or not ours is moved aside and rebuilt, with a warning, never fatal.
+
+Entries record when they were last used (marked at most once a day), and the cache is
+pruned once a day after a scan, or on demand (:mod:`minhashdup.prune`).
 """
 
 from __future__ import annotations
@@ -27,37 +30,43 @@ import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.hashing import UInt64Array
+from minhashdup.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
+from minhashdup.prune import run as run_prune
 
 #: Bump when token or shingle hashing changes, or when entries written before may be wrong: the
 #: cache file is named after it, so entries of another format (stat rows included) are never
 #: read. 3: format 2 could store a file's shingles, and pair its stat, with bytes it held at
-#: another moment of the scan.
-CACHE_FORMAT = 3
+#: another moment of the scan. 4: entries record when they were last used, so the cache can be
+#: pruned (format 3 files kept no such time for stats).
+CACHE_FORMAT = 4
 #: A file modified this recently may change again within the same timestamp tick: its stat
 #: is not trusted next time (git's "racily clean" rule), so it is read and hashed again.
 RACY_SECONDS = 2.0
 APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT
+#: The write-ahead log is cut back to this size after a checkpoint (it otherwise stays as big as
+#: the largest transaction, e.g. a cold scan's).
+WAL_LIMIT = 64 * 1024**2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     key BLOB PRIMARY KEY, lexer TEXT NOT NULL, tokens INTEGER NOT NULL, not_utf8 INTEGER NOT NULL,
-    skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL, used REAL NOT NULL
+    skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS used (key BLOB PRIMARY KEY, used REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stats (
     path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
-    digest BLOB NOT NULL
+    digest BLOB NOT NULL, used REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS signatures (
     key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
 """
-#: Whole scan results, keyed by every input of the scan (see :mod:`minhashdup.reuse`); added
-#: after the first release of this format, so it is also created when an older file is opened.
-_RESULTS = """
-CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID
-"""
+# A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the
+# shingles. ``results``: whole scan results (:mod:`minhashdup.reuse`); ``meta``: last prune.
 #: Scan results kept (the most recent): a few trees and option sets.
 KEEP_RESULTS = 16
 _PRUNE_RESULTS = (
@@ -75,6 +84,12 @@ class Entry:
     not_utf8: bool
     skip: str | None = None
     detail: str = ""
+    used: float = 0.0  # when the entry was last used (Unix time; refreshed at most once a day)
+
+
+def now() -> float:
+    """The time entries are stamped with (a function, so that tests can move the clock)."""
+    return time.time()
 
 
 def default_dir() -> Path:
@@ -140,8 +155,7 @@ class Cache:
         try:
             if not self._ours(db):
                 self._create(db)
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'results'").fetchone():
-                db.execute(_RESULTS)
+            db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute("PRAGMA synchronous=NORMAL")
             return db
@@ -165,6 +179,7 @@ class Cache:
         """Make the tables of a new file. Two scans may start on a missing cache at once: the
         check and the creation are one IMMEDIATE transaction, so one creates, the other sees it."""
         db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
+        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # pruning can give pages back to the disk
         db.execute("BEGIN IMMEDIATE")
         try:
             if not self._ours(db):
@@ -172,6 +187,7 @@ class Cache:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)  # not executescript: it would commit first
+                db.execute("INSERT INTO meta VALUES ('pruned', ?)", (now(),))  # nothing to prune yet
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -197,21 +213,50 @@ class Cache:
         self._db.close()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Entry]:
-        """The entries present for ``keys``."""
-        sql = "SELECT key, lexer, tokens, not_utf8, skip, detail, shingles FROM files WHERE key IN ({})"
+        """The entries present for ``keys`` (with when each was last used)."""
+        sql = (
+            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, coalesce(u.used, 0) FROM files f"
+            " LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
+        )
         return {
-            key: Entry(_array(blob), lexer, tokens, bool(not_utf8), skip, detail)
-            for key, lexer, tokens, not_utf8, skip, detail, blob in self._select(sql, keys)
+            key: Entry(_array(blob), lexer, tokens, bool(not_utf8), skip, detail, used)
+            for key, lexer, tokens, not_utf8, skip, detail, blob, used in self._select(sql, keys)
         }
 
     def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
-        """Store entries (one transaction)."""
-        now = time.time()
-        rows = [
-            (key, e.lexer, e.tokens, int(e.not_utf8), e.skip, e.detail, e.shingles.astype("<u8").tobytes(), now)
-            for key, e in items
-        ]
-        self._write([("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)])
+        """Store entries, used now (one transaction)."""
+        stamp = now()
+        rows, used = [], []
+        for key, e in items:
+            rows.append((key, e.lexer, e.tokens, int(e.not_utf8), e.skip, e.detail, e.shingles.astype("<u8").tobytes()))
+            used.append((key, stamp))
+        self._write(
+            [
+                ("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", rows),
+                ("INSERT OR REPLACE INTO used VALUES (?, ?)", used),
+            ]
+        )
+
+    @staticmethod
+    def stale(used: float) -> bool:
+        """Whether an entry last marked used at ``used`` is to be marked again when used: a
+        :data:`DAY` ago or more (or in the future: the clock went back)."""
+        return abs(now() - used) >= DAY
+
+    def touch(self, keys: Sequence[bytes], result: bytes | None = None) -> None:
+        """Mark the entries of ``keys`` (and the stored result ``result``) used now, in one
+        transaction. Callers pass only what they saw is :meth:`stale`: a warm scan writes
+        nothing, except once a day."""
+        stamp = now()
+        statements: list[tuple[str, list[Any] | None]] = []
+        for start in range(0, len(keys), _BATCH):
+            chunk = list(keys[start : start + _BATCH])
+            sql = f"UPDATE used SET used = ? WHERE key IN ({','.join('?' * len(chunk))})"
+            statements.append((sql, [(stamp, *chunk)]))
+        if result is not None:
+            statements.append(("UPDATE results SET used = ? WHERE key = ?", [(stamp, result)]))
+        if statements:
+            self._write(statements)
 
     def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
         """Stored signatures of ``keys`` under hash family ``fam``."""
@@ -223,28 +268,31 @@ class Cache:
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
         self._write([("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)])
 
-    def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes]]:
-        """``path -> (size, mtime_ns, inode, content digest)`` as last seen."""
-        sql = "SELECT path, size, mtime_ns, inode, digest FROM stats WHERE path IN ({})"
+    def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes, float]]:
+        """``path -> (size, mtime_ns, inode, content digest, used)`` as last seen."""
+        sql = "SELECT path, size, mtime_ns, inode, digest, used FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
-        return {os.fsdecode(path): (size, mtime, inode, digest) for path, size, mtime, inode, digest in rows}
+        return {
+            os.fsdecode(path): (size, mtime, inode, digest, used) for path, size, mtime, inode, digest, used in rows
+        }
 
     def put_stats(self, rows: Iterable[tuple[str, int, int, int, bytes]]) -> None:
-        """Remember ``(path, size, mtime_ns, inode, digest)`` rows (one transaction)."""
-        encoded = [(os.fsencode(r[0]), *r[1:]) for r in rows]
-        self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", encoded)])
+        """Remember ``(path, size, mtime_ns, inode, digest)`` rows, used now (one transaction)."""
+        stamp = now()
+        encoded = [(os.fsencode(r[0]), *r[1:], stamp) for r in rows]
+        self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?)", encoded)])
 
-    def get_result(self, key: bytes) -> bytes | None:
-        """A stored scan result (see :mod:`minhashdup.reuse`), or ``None``."""
-        row = self._db.execute("SELECT doc FROM results WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+    def get_result(self, key: bytes) -> tuple[bytes, float] | None:
+        """A stored scan result (see :mod:`minhashdup.reuse`) and when it was last used, or ``None``."""
+        row = self._db.execute("SELECT doc, used FROM results WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (bytes(row[0]), float(row[1]))
 
     def put_result(self, key: bytes, doc: bytes) -> None:
         """Store a scan result; only the :data:`KEEP_RESULTS` most recent are kept."""
         self._write(
             [
-                ("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", [(key, doc, time.time())]),
+                ("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", [(key, doc, now())]),
                 (_PRUNE_RESULTS, None),
             ]
         )
@@ -260,13 +308,12 @@ class Cache:
         files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
         sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
         results = self._db.execute("SELECT count(*) FROM results").fetchone()[0]
-        size = sum(os.path.getsize(f"{self.path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.path}{s}"))
         return {
             "path": str(self.path),
             "files": files,
             "signatures": sigs,
             "results": results,
-            "bytes": size,
+            "bytes": disk_bytes(self.path),
             "format": CACHE_FORMAT,
             "pygments": pygments.__version__,
         }
@@ -277,6 +324,7 @@ class Cache:
         self._write(
             [
                 ("DELETE FROM files", None),
+                ("DELETE FROM used", None),
                 ("DELETE FROM signatures", None),
                 ("DELETE FROM stats", None),
                 ("DELETE FROM results", None),
@@ -286,12 +334,39 @@ class Cache:
             self._db.execute("VACUUM")
         return len(self.warnings) == before
 
+    def prune(
+        self,
+        older_than_days: float = MAX_AGE_DAYS,
+        max_bytes: int = MAX_BYTES,
+        spare_days: float = 0.0,
+        wait: bool = True,
+    ) -> Pruned | None:
+        """:func:`minhashdup.prune.run` on this cache: what was dropped, or ``None`` if nothing
+        was done (the reason of a failed write is in :attr:`warnings`). Raises ConfigError for
+        a negative limit."""
+        try:
+            return run_prune(self._db, self.path, CACHE_FORMAT, now(), older_than_days, max_bytes, spare_days, wait)
+        except sqlite3.Error as err:
+            self._write_failed(err)
+            return None
+
+    def maybe_prune(self) -> Pruned | None:
+        """Prune with the default limits if the last prune was a day ago or more, sparing what
+        was used within the last day; never waits for another scan."""
+        if not due(self._db, now()):
+            return None
+        return self.prune(MAX_AGE_DAYS, MAX_BYTES, spare_days=1.0, wait=False)
+
     def _write(self, statements: list[tuple[str, list[Any] | None]]) -> None:
         """Run statements (``executemany`` with rows, else ``execute``) in one transaction.
 
         A write that fails (read-only file system, disk full, a lock held past the timeout)
         becomes a warning: the scan's results do not depend on the cache being updated.
+        Statements without rows are left out, and with none left no transaction is begun.
         """
+        statements = [(sql, rows) for sql, rows in statements if rows is None or rows]
+        if not statements:
+            return
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as err:

@@ -21,11 +21,12 @@ from click.core import ParameterSource
 from minhashdup import __version__
 from minhashdup.bands import candidate_probability, most_selective, recommend, tune
 from minhashdup.cache import Cache, default_dir
-from minhashdup.config import Config
+from minhashdup.config import MIB, Config
 from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
 from minhashdup.evaluate import REPEATS, evaluate
 from minhashdup.options import (
     CONFIG_FILE_KEY,
+    ByteSize,
     UsageFailure,
     bits_option,
     ci_options,
@@ -46,6 +47,7 @@ from minhashdup.options import (
 from minhashdup.outfile import replaced
 from minhashdup.parallel import stop_workers
 from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
+from minhashdup.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
 from minhashdup.report import render
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
@@ -225,7 +227,7 @@ scan_command.name = "scan"
 
 @cli.group(name="cache")
 def cache_group() -> None:
-    """Inspect or empty the cache of per-file shingles and signatures."""
+    """Inspect, prune or empty the cache of per-file shingles and signatures."""
 
 
 _cache_dir_option = click.option(
@@ -262,6 +264,54 @@ def cache_clear(cache_dir: str | None) -> None:
         if not store.clear():
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
         click.echo(f"cleared {printable(str(store.path))}")
+
+
+@cache_group.command(name="prune")
+@_cache_dir_option
+@click.option(
+    "--older-than",
+    type=float,
+    default=MAX_AGE_DAYS,
+    show_default=True,
+    metavar="DAYS",
+    help="Drop entries not used for DAYS days (0 drops them all).",
+)
+@click.option(
+    "--max-size",
+    type=ByteSize(),
+    default=MAX_BYTES,
+    show_default="1GiB",
+    help="Then drop the least recently used entries until the cache file is at most SIZE.",
+)
+@format_option()
+def cache_prune(cache_dir: str | None, older_than: float, max_size: int, fmt: str) -> None:
+    """Drop the entries not used lately, then the least recently used until the cache fits
+    in --max-size. A scan does this with the defaults once a day, sparing what it used that day.
+    """
+    try:
+        check_limits(older_than, max_size, ("--older-than", "--max-size"))
+    except ConfigError as err:
+        raise UsageFailure(str(err)) from None
+    with _cache(cache_dir) as store:
+        pruned = store.prune(older_than, max_size)
+        if pruned is None:
+            raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(store.path), **pruned.to_dict()}, indent=2))
+        return
+    counts = [_count(pruned.files, "file entry", "file entries"), _count(pruned.stats, "stat", "stats")]
+    counts += [
+        _count(pruned.results, "result", "results"),
+        _count(len(pruned.old_files), "old cache file", "old cache files"),
+    ]
+    click.echo(
+        f"pruned {printable(str(store.path))}: dropped {', '.join(counts)}; "
+        f"{pruned.bytes_before / MIB:.1f} MiB -> {pruned.bytes_after / MIB:.1f} MiB"
+    )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _cache(cache_dir: str | None) -> Cache:
@@ -363,7 +413,8 @@ Example:
     type=int,
     default=REPEATS,
     show_default=True,
-    help="Seeds to measure recall with (the configured one and the next ones); recall is their mean.",
+    help="Seeds to measure recall with: the configured one and the next ones (after 2**64-1 comes 0); "
+    "recall is their mean.",
 )
 @format_option(("table", "json", "html"))
 @output_file_option

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,31 @@ from minhashdup.runs import pair_codes
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win
 #: or lose together); the mean over 30 seeds has a sixth of that spread.
 REPEATS = 30
+
+#: Seeds are 64-bit words: the repeat seeds after the configured one wrap modulo 2**64.
+SEED_SPACE = 2**64
+
+
+def repeat_seeds(seed: int, repeats: int) -> list[int]:
+    """The seeds ``evaluate`` measures recall with: ``seed`` first, then the next ones.
+
+    Seeds live in ``[0, 2**64)``, so the sequence wraps: after the largest seed comes 0.
+    For any seed below ``2**64 - repeats`` this is simply ``seed, seed + 1, ...``.
+
+    Args:
+        seed: the configured seed, in ``[0, 2**64)``.
+        repeats: how many seeds (at least 1).
+
+    Returns:
+        ``repeats`` distinct seeds, the configured one first.
+
+    Example:
+        >>> repeat_seeds(1, 3)
+        [1, 2, 3]
+        >>> repeat_seeds(2**64 - 2, 4)
+        [18446744073709551614, 18446744073709551615, 0, 1]
+    """
+    return [(seed + i) % SEED_SPACE for i in range(repeats)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,11 +150,12 @@ def evaluate(
         low: lower edge of the first bin; pairs below it are not counted.
         width: bin width.
         repeats: seeds to measure recall with: the configured seed (a real LSH run, whose
-            candidates are ``found`` and ``candidates``), then ``seed + 1 ..``, for which
-            each true pair's bands are compared directly (the same test as sharing a bucket,
-            without the oversize-bucket cap). A bin's ``recall`` is the mean over the seeds:
-            pairs of one tree are not independent (families of similar files win or lose
-            together), so one seed's recall can stray from P(s) by several points.
+            candidates are ``found`` and ``candidates``), then ``seed + 1 ..`` modulo 2**64
+            (:func:`repeat_seeds`), for which each true pair's bands are compared directly
+            (the same test as sharing a bucket, without the oversize-bucket cap). A bin's
+            ``recall`` is the mean over the seeds: pairs of one tree are not independent
+            (families of similar files win or lose together), so one seed's recall can stray
+            from P(s) by several points.
     """
     prep = prepare(corpus, config)
     sigs = rep_signatures(prep, config)
@@ -146,7 +173,7 @@ def evaluate(
     jac, weight = np.r_[jac, 1.0], np.r_[weight, inside]
     runs = [np.isin(pair_codes(truth, n), pair_codes(cand, n))]
     start = time.perf_counter()
-    runs += _band_matches(prep, truth, config, range(config.seed + 1, config.seed + repeats))
+    runs += _band_matches(prep, truth, config, repeat_seeds(config.seed, repeats)[1:])
     repeat_seconds = time.perf_counter() - start
     bins = _bins(jac, [np.r_[found, True] for found in runs], weight, low, width, config)
     params = {**config.params(), "low": low, "repeats": repeats}
@@ -155,7 +182,7 @@ def evaluate(
 
 
 def _band_matches(
-    prep: Prepared, truth: npt.NDArray[np.int64], config: Config, seeds: range
+    prep: Prepared, truth: npt.NDArray[np.int64], config: Config, seeds: Sequence[int]
 ) -> list[npt.NDArray[np.bool_]]:
     """For each seed, which true pairs share a whole band: only their files are signed."""
     if not len(seeds) or not len(truth):

@@ -131,7 +131,7 @@ def collect(
         result_key = None
         if reuse_result and store is not None:
             result_key = reuse.result_key(config, files, keys, walked.skips)
-            stored = store.get_result(result_key)
+            stored = reuse.replay(store, result_key, keys)
             if stored is not None:
                 return _replayed(stored, config, len(files), t0, t1)
         results = reuse.from_cache(store, keys, config, seeds)

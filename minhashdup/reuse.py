@@ -43,6 +43,7 @@ def open_cache(config: Config, warnings: list[str]) -> Iterator[Cache | None]:
         return
     try:
         yield store
+        store.maybe_prune()  # at most once a day: the cache stays bounded
     finally:
         warnings.extend(store.warnings)  # from opening (a rebuilt file) and from failed writes
         store.close()
@@ -75,6 +76,7 @@ def from_cache(
     fam = cache_family(config.seed, config.num_hashes)
     sigs = store.get_signatures([k for k in known if k in entries], fam)
     made: list[tuple[bytes, UInt64Array]] = []  # signatures under a family not seen before
+    store.touch([k for k, e in entries.items() if store.stale(e.used)])  # a hit is a use
     for i, key in enumerate(keys):
         if key is None or key not in entries:
             continue
@@ -108,6 +110,8 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[by
         known = seen.get(entry.real)
         if known is not None and known[:3] == walked and entry.mtime_ns:
             out.append(known[3])
+            if store.stale(known[4]):  # used again: stored anew, marked used now
+                fresh.append((entry.real, *walked, known[3]))
             continue
         try:
             data, after = read_regular_with_stat(entry.real, max_size, follow=False)
@@ -122,6 +126,19 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[by
     if fresh:
         store.put_stats(fresh)
     return out
+
+
+def replay(store: Cache, key: bytes, keys: Sequence[bytes | None]) -> bytes | None:
+    """The stored result of the scan whose result key is ``key``, or ``None``. A replay uses
+    every file entry of the scan (``keys``): those last marked used a day ago or more are
+    marked used now, with the result, so that a tree replayed every day is never pruned."""
+    stored = store.get_result(key)
+    if stored is None:
+        return None
+    doc, used = stored
+    if store.stale(used):
+        store.touch([k for k in keys if k is not None], result=key)
+    return doc
 
 
 def to_cache(

@@ -56,6 +56,23 @@ def test_evaluate_json_has_the_documented_shape(make_tree: TreeFactory) -> None:
     assert code == ExitCode.USAGE and "--low must be above 0 and below 1" in err
 
 
+def test_evaluate_repeat_seeds_wrap_past_the_largest_seed(make_tree: TreeFactory) -> None:
+    # Seeds are 64-bit words: after 2**64 - 1 the repeats go on from 0 (they overflowed: exit 3).
+    root = planted_tree(make_tree)
+    top = 2**64 - 1
+    code, out, err = run("evaluate", str(root), "-f", "json", "-q", "--seed", str(top), "--repeats", "3", "-j", "1")
+    assert (code, err) == (ExitCode.OK, "")
+    doc = json.loads(out)
+    config = Config(bands=3, rows=4, jobs=1)
+    corpus = collect([str(root)], config)
+    alone = [evaluate(corpus, dataclasses.replace(config, seed=s), repeats=1) for s in (top, 0, 1)]
+    ev = evaluate(corpus, dataclasses.replace(config, seed=top), repeats=3)
+    assert [(b.found, *b.repeat_found) for b in ev.bins] == [tuple(a.bins[k].found for a in alone) for k in range(7)]
+    assert doc["params"]["seed"] == top and sum(b["pairs"] for b in doc["bins"]) > 0
+    code, out, _ = run("evaluate", str(root), "-q", "--seed", str(top - 1), "--repeats", "4", "-j", "1")
+    assert code == ExitCode.OK and f"mean over seeds {top - 1}..1, modulo 2**64 (" in out.replace("\n", "")
+
+
 def test_tune_json_and_table() -> None:
     code, out, _ = run("tune", "--threshold", "0.5", "-f", "json")
     assert code == ExitCode.OK

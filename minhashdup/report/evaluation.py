@@ -7,7 +7,7 @@ from typing import TextIO
 
 from rich.table import Table
 
-from minhashdup.evaluate import Evaluation
+from minhashdup.evaluate import Evaluation, repeat_seeds
 from minhashdup.report.console import make_console
 
 
@@ -52,8 +52,10 @@ def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
         f"in {ev.candidates} candidates (of {ev.all_pairs} pairs of distinct files)."
     )
     if repeats > 1:
+        last = repeat_seeds(p["seed"], repeats)[-1]
+        wrapped = ", modulo 2**64" if last < p["seed"] else ""
         console.print(
-            f"recall is the mean over seeds {p['seed']}..{p['seed'] + repeats - 1} (\u00b1 its standard error); "
+            f"recall is the mean over seeds {p['seed']}..{last}{wrapped} (\u00b1 its standard error); "
             "one seed's recall strays further from P(s) because similar files win or lose together."
         )
     console.print(
