@@ -14,6 +14,7 @@ from minhashdup.paths import PathArg, one_path
 from minhashdup.safeio import read_regular
 from minhashdup.shingles import intersection_size, shingle_hashes, token_hashes
 from minhashdup.signature import estimate, hash_seeds, signature, standard_error, truncate
+from minhashdup.substrings import maximal_runs
 from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
 
 
@@ -63,6 +64,7 @@ class Lexed:
 
     hashes: np.ndarray  # per shingle position
     lines: list[int]  # per token
+    tokens: np.ndarray  # per token: its hash
 
 
 def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Comparison:
@@ -120,27 +122,20 @@ def lex_text(path: str, text: str, k: int) -> Lexed:
     except NoLexerError:
         raise InputPathError(f"{path}: no pygments lexer for this file; compare source files") from None
     texts, lines = token_texts_with_lines(lexer, text)
-    return Lexed(shingle_hashes(token_hashes(texts), k), lines)
+    tokens = token_hashes(texts)
+    return Lexed(shingle_hashes(tokens, k), lines, tokens)
 
 
 def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:
-    """Maximal runs of consecutive shingles of ``a`` found consecutively in ``b``, longest first."""
-    first_in_b: dict[int, int] = {}
-    for pos, h in enumerate(b.hashes.tolist()):
-        first_in_b.setdefault(h, pos)
-    found: list[Run] = []
-    ha, hb = a.hashes.tolist(), b.hashes.tolist()
-    i = 0
-    while i < len(ha):
-        j = first_in_b.get(ha[i])
-        if j is None:
-            i += 1
-            continue
-        length = 1
-        while i + length < len(ha) and j + length < len(hb) and ha[i + length] == hb[j + length]:
-            length += 1
-        last = length - 1 + k - 1  # token offset of the run's last token
-        found.append(Run((a.lines[i], a.lines[i + last]), (b.lines[j], b.lines[j + last]), length + k - 1))
-        i += length
-    found.sort(key=lambda r: (-r.tokens, r.a_lines))
-    return found[:limit]
+    """The token runs that file ``a`` shares with file ``b``: the first ``limit`` of
+    :func:`minhashdup.substrings.maximal_runs` over the two token sequences, runs of at least
+    ``k`` tokens (one shingle).
+
+    So the longest shared run comes first and sizes never increase; runs never overlap in
+    ``a`` (in ``b`` they may); each run is maximal (one more token on either side mismatches,
+    ends a file or belongs to a run listed before it); and with a ``limit`` high enough, every
+    shingle of ``a`` that ``b`` holds overlaps a run. Ties go to the run first in ``a``, then to
+    its first place in ``b``.
+    """
+    found = maximal_runs(a.tokens, b.tokens, minimum=k, limit=limit)
+    return [Run((a.lines[i], a.lines[i + size - 1]), (b.lines[j], b.lines[j + size - 1]), size) for i, j, size in found]
