@@ -30,8 +30,10 @@ def replaced(path: str) -> Iterator[TextIO]:
         OSError: the folder cannot be written to, the disk is full, and the like.
 
     Example:
-        >>> with replaced("report.json") as out:  # doctest: +SKIP
-        ...     out.write("{}\\n")
+        >>> with replaced(f"{tmp}/report.json") as out:  # tmp: a scratch folder
+        ...     _ = out.write("{}\\n")
+        >>> open(f"{tmp}/report.json").read()
+        '{}\\n'
     """
     target = os.path.realpath(path)
     try:
