@@ -2,8 +2,13 @@
 
 Example:
     >>> import minhashdup
-    >>> result = minhashdup.scan(["examples"], minhashdup.Config(threshold=0.7))  # doctest: +SKIP
-    >>> [(p.a, p.b, p.jaccard) for p in result.pairs][:1]  # doctest: +SKIP
+    >>> result = minhashdup.scan(["examples"], minhashdup.Config(threshold=0.7))
+    >>> for p in result.pairs:
+    ...     print(f"{p.jaccard:.3f} {p.a} {p.b}")
+    1.000 examples/python/ringbuffer.py examples/python/vendor/ringbuffer.py
+    0.873 examples/js/debounce.js examples/js/legacy/debounce.js
+    0.859 examples/go/reader.go examples/go/textview.go
+    0.833 examples/python/lru.py examples/python/lru_patched.py
 """
 
 from minhashdup._version import __version__

@@ -135,8 +135,9 @@ class Cache:
     """One connection to the cache file; use as a context manager.
 
     Example:
-        >>> with Cache(Path(tmp)) as cache:  # doctest: +SKIP
-        ...     cache.get_many([key])
+        >>> with Cache(Path(tmp)) as cache:
+        ...     cache.get_many([b"no such key"])
+        {}
     """
 
     def __init__(self, directory: Path) -> None:

@@ -68,7 +68,7 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     only, which leaves the block by ``KeyboardInterrupt``.
 
     Example:
-        >>> with process_pool(2) as pool:  # doctest: +SKIP
+        >>> with process_pool(2) as pool:
         ...     list(pool.map(abs, [-1, 2]))
         [1, 2]
     """

@@ -1,13 +1,14 @@
 """What a CI job asks of a scan: pairs known from a baseline, only the pairs touching changed
 files, and a gate on the new ones.
 
-Example:
+Example (``tmp`` is a scratch folder; a CI job would add ``changed_since="origin/main"``):
     >>> from minhashdup import Config, scan
     >>> from minhashdup.review import Review, apply
-    >>> review = Review(baseline="dups.json", changed_since="origin/main", max_pairs=0)  # doctest: +SKIP
-    >>> result = apply(scan(["."], Config()), review, ["."])  # doctest: +SKIP
-    >>> review.fails(result)  # doctest: +SKIP
-    False
+    >>> recorded = apply(scan(["examples"], Config()), Review(write_baseline=f"{tmp}/dups.json"), ["examples"])
+    >>> review = Review(baseline=f"{tmp}/dups.json", max_pairs=0)
+    >>> result = apply(scan(["examples"], Config()), review, ["examples"])
+    >>> [p.known for p in result.pairs], review.fails(result)
+    ([True, True, True, True], False)
 """
 
 from __future__ import annotations

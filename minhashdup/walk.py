@@ -204,8 +204,8 @@ def walk(
         ConfigError: a glob is invalid.
 
     Example:
-        >>> walk(["examples"], include=["*.go"]).files[0].path  # doctest: +SKIP
-        'examples/go/reader.go'
+        >>> [f.path for f in walk(["examples"], include=["*.go"]).files][:3]  # doc.go, empty.go: walked too
+        ['examples/go/doc.go', 'examples/go/empty.go', 'examples/go/reader.go']
     """
     inc = compile_globs(include, "--include")
     exc = compile_globs(exclude, "--exclude")

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -21,11 +23,56 @@ from minhashdup.bands import (
 )
 
 
+def s_curve(s: float, bands: int, rows: int, bits: int = 64) -> float:
+    """``1 - (1 - q**rows)**bands`` written out here, ``q`` the chance one row agrees: the
+    tests' own P(s), not the package's."""
+    q = s if bits >= 64 else s + (1 - s) * 2.0**-bits
+    return 1 - (1 - q**rows) ** bands
+
+
+def _enumerated(s: float, bands: int, rows: int) -> float:
+    """P(s) with no formula: the chances of every pattern of agreeing rows with a whole band."""
+    total = 0.0
+    for agree in itertools.product((True, False), repeat=bands * rows):
+        if any(all(agree[k * rows : (k + 1) * rows]) for k in range(bands)):
+            total += s ** sum(agree) * (1 - s) ** (len(agree) - sum(agree))
+    return total
+
+
+def area_under(bands: int, rows: int) -> float:
+    """``integral_0^1 P(s) ds``, exactly: ``1 - sum_k C(b, k) (-1)^k / (r k + 1)``."""
+    rest = sum(Fraction((-1) ** k * math.comb(bands, k), rows * k + 1) for k in range(bands + 1))
+    return float(1 - rest)
+
+
+def cheapest_setting(threshold: float, budget: int, recall: float) -> tuple[int, int] | None:
+    """(bands, rows) with the fewest hashes reaching ``recall`` at ``threshold``, by trying every
+    setting of 2..10 rows within ``budget`` (ties: fewer candidates per true pair)."""
+    reaching = [
+        (b * r, area_under(b, r), b, r)
+        for r in range(2, 11)
+        for b in range(1, budget // r + 1)
+        if s_curve(threshold, b, r) >= recall
+    ]
+    return min(reaching)[2:] if reaching else None
+
+
+@pytest.mark.parametrize(("bands", "rows"), [(1, 1), (3, 2), (2, 3), (4, 3), (1, 5), (6, 2)])
+def test_s_curve_is_the_chance_that_a_whole_band_agrees(bands: int, rows: int) -> None:
+    similarities = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+    want = [_enumerated(s, bands, rows) for s in similarities]
+    assert candidate_probability(similarities, bands, rows).tolist() == pytest.approx(want, abs=1e-12)
+
+
 def test_s_curve_values() -> None:
-    p = candidate_probability([0.0, 0.3, 0.5, 0.7, 1.0], 12, 4)
+    similarities = [0.0, 0.3, 0.5, 0.7, 1.0]
+    p = candidate_probability(similarities, 12, 4)
     assert p[0] == 0.0 and p[-1] == 1.0
-    assert p.tolist() == pytest.approx([0.0, 0.0930, 0.5390, 0.9629, 1.0], abs=1e-4)
-    assert knee(12, 4) == pytest.approx(0.5373, abs=1e-4)
+    assert p.tolist() == pytest.approx([s_curve(s, 12, 4) for s in similarities], abs=1e-12)
+    for bits in (1, 4, 32):
+        got = candidate_probability(similarities, 12, 4, bits).tolist()
+        assert got == pytest.approx([s_curve(s, 12, 4, bits) for s in similarities], abs=1e-12)
+    assert knee(12, 4) == pytest.approx(12 ** (-1 / 4), abs=1e-12)
     assert (np.diff(candidate_probability(np.linspace(0, 1, 101), 20, 5)) >= 0).all()
 
 
@@ -92,11 +139,9 @@ def test_recommendation_is_the_cheapest_setting_that_reaches_the_recall(
     best = recommend(choices, recall)
     assert best is not None and best.rows >= 2 and best.hashes <= budget
     assert best.p(threshold) >= recall
+    assert s_curve(threshold, best.bands, best.rows) >= recall
     # No setting at all (rows 2..10, any bands within the budget) reaches it with fewer hashes.
-    for rows in range(2, 11):
-        for b in range(1, budget // rows + 1):
-            if b * rows < best.hashes:
-                assert candidate_probability(threshold, b, rows) < recall
+    assert (best.bands, best.rows) == cheapest_setting(threshold, budget, recall)
     selective = most_selective(choices, recall)
     assert selective is not None and selective.candidates_per_true_pair <= best.candidates_per_true_pair
     assert all(c.rows >= 2 and c.hashes <= budget for c in choices)
@@ -104,13 +149,15 @@ def test_recommendation_is_the_cheapest_setting_that_reaches_the_recall(
 
 def test_choice_figures() -> None:
     c = Choice(12, 4, 0.5)
-    assert c.hashes == 48 and c.knee == pytest.approx(0.5373, abs=1e-4)
-    assert c.lost_at_threshold == pytest.approx(1 - 0.5390, abs=1e-4)
+    assert c.hashes == 48 and c.knee == pytest.approx(12 ** (-1 / 4), abs=1e-12)
+    assert c.lost_at_threshold == pytest.approx((1 - 0.5**4) ** 12, abs=1e-12)
     # integral of P over [0, 1] / (1 - t): a curve that is a step at t would give exactly 1.
-    assert 0.9 < c.candidates_per_true_pair < 1.2
+    assert c.candidates_per_true_pair == pytest.approx(area_under(12, 4) / 0.5, rel=1e-3)
+    assert Choice(3, 2, 0.8).candidates_per_true_pair == pytest.approx(area_under(3, 2) / 0.2, rel=1e-3)
 
 
 def test_no_recommendation_when_the_budget_is_too_small() -> None:
+    assert cheapest_setting(0.9, 4, 0.999) is None
     assert recommend(tune(0.9, 4, 0.999), 0.999) is None
 
 

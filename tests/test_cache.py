@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -131,6 +132,62 @@ def _cli(*args: str, cache: Path) -> subprocess.Popen[str]:
     )
 
 
+# ``python -c`` program: minhashdup whose first write of new files stops before its COMMIT,
+# the rows inserted and the write lock held, after writing the marker file argv[1].
+_STALL_BEFORE_COMMIT = """
+import sqlite3, sys, time
+from pathlib import Path
+
+marker, real_connect = Path(sys.argv[1]), sqlite3.connect
+
+
+class Stalling(sqlite3.Connection):
+    pending = False
+
+    def executemany(self, sql, rows):
+        cursor = super().executemany(sql, rows)
+        self.pending = self.pending or "INTO files" in sql
+        return cursor
+
+    def execute(self, sql, *args):
+        if self.pending and sql.strip().upper() == "COMMIT":
+            self.commit()
+        return super().execute(sql, *args)
+
+    def commit(self):
+        if self.pending:
+            marker.write_text("in a write transaction")
+            time.sleep(3600)
+        super().commit()
+
+
+sqlite3.connect = lambda *a, **k: real_connect(*a, **{"factory": Stalling, **k})
+sys.argv[1:2] = []
+from minhashdup.cli import main
+
+main()
+"""
+
+
+def _kill_when(victim: subprocess.Popen[str], marker: Path) -> None:
+    """Kill ``victim`` (SIGKILL) once ``marker`` exists; fail if it ends before."""
+    deadline = time.monotonic() + 120  # a guard against a hang, not a timing assertion
+    while not marker.exists():
+        assert victim.poll() is None, victim.communicate()
+        assert time.monotonic() < deadline, "the scan never reached its cache write"
+        time.sleep(0.01)
+    victim.kill()
+    victim.communicate()
+
+
+def _file_rows(cache: Path) -> int:
+    db = sqlite3.connect(cache / FILE_NAME)
+    try:
+        return int(db.execute("SELECT count(*) FROM files").fetchone()[0])
+    finally:
+        db.close()
+
+
 def test_two_scans_at_once_and_a_killed_scan_leave_it_usable(make_tree: TreeFactory, tmp_path: Path) -> None:
     root = _tree(make_tree, files=60)
     cache = tmp_path / "shared"
@@ -139,13 +196,24 @@ def test_two_scans_at_once_and_a_killed_scan_leave_it_usable(make_tree: TreeFact
     assert [p.returncode for p in both] == [0, 0], outs
     first, second = (json.loads(o)["pairs"] for o, _ in outs)
     assert first == second and first
-    victim = _cli("scan", str(root), "-f", "json", "-q", "--shingle", "3", cache=cache)
-    time.sleep(0.8)
-    victim.kill()
-    victim.communicate()
+    assert _file_rows(cache) == 60
+    # Killed in the middle of writing 60 new entries (--shingle 3: new keys), the lock held.
+    marker = tmp_path / "stalled"
+    args = ["scan", str(root), "-f", "json", "-q", "--shingle", "3", "--cache-dir", str(cache)]
+    victim = subprocess.Popen(
+        [sys.executable, "-c", _STALL_BEFORE_COMMIT, str(marker), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _kill_when(victim, marker)
+    assert victim.returncode == -signal.SIGKILL
+    assert _file_rows(cache) == 60  # nothing of the killed write is visible
     again = _cli("scan", str(root), "-f", "json", "-q", "--shingle", "3", cache=cache)
-    _, err = again.communicate(timeout=120)
-    assert again.returncode == 0 and "unusable" not in err
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and "unusable" not in err and "not updated" not in err, err
+    assert json.loads(out)["stats"]["cache"] == {"hits": 0, "lexed": 60, "result": 0}
+    assert _file_rows(cache) == 120
     db = sqlite3.connect(cache / FILE_NAME)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 

@@ -3,13 +3,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from minhashdup import Config, scan
 from minhashdup.errors import ExitCode
 
 from .conftest import TreeFactory, go_file, near_copy, render_go, run
@@ -67,12 +70,60 @@ def test_json_document_shape_and_params(tree: Path) -> None:
     assert err == "skipped 1 files: binary 1 (-v lists them); filtered out: excluded 1\n"
 
 
-def test_table_lists_pairs_then_summary(tree: Path) -> None:
-    code, out, _ = run("scan", str(tree), "-q")
+def _boxes(text: str) -> tuple[dict[str, list[list[str]]], list[str]]:
+    """The tables rich drew in ``text`` (title -> rows of cells, the header first) and the
+    lines after the last table."""
+    tables: dict[str, list[list[str]]] = {}
+    lines = text.splitlines()
+    rows: list[list[str]] = []
+    after = 0
+    for i, line in enumerate(lines):
+        if line.startswith("┏"):
+            rows = tables.setdefault(lines[i - 1].strip(), [])
+        elif line.startswith(("┃", "│")):
+            rows.append([cell.strip() for cell in line.rstrip()[1:-1].split(line[0])])
+        elif line.startswith("└"):
+            after = i + 1
+    return tables, lines[after:]
+
+
+@pytest.mark.parametrize("relative", [False, True], ids=["long-paths", "short-paths"])
+def test_table_lists_pairs_then_clusters_then_summary(
+    tree: Path, relative: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if relative:  # short paths: the narrowest table (100 columns), narrower than the summary
+        monkeypatch.chdir(tree)
+    root = Path(".") if relative else tree
+    code, out, _ = run("scan", str(root), "-q")
     assert code == ExitCode.OK
-    assert out.index("orig.go") < out.index("files: 4 scanned")
-    assert "skipped: binary 1" in out
-    assert "candidates:" in out and "seconds: walk" in out
+    result = scan([str(root)], Config())  # the same scan through the library: the values to show
+    orig, edit, twin = (os.path.join(str(root), p) for p in ("a/orig.go", "b/edit.go", "c/other_test.go"))
+    assert [(p.a, p.b) for p in result.pairs] == [(orig, twin), (orig, edit), (edit, twin)]
+    tables, summary = _boxes(out)
+    assert list(tables) == ["Near-duplicate pairs (Jaccard >= 0.5)", "Clusters (families joined by pairs)"]
+    pairs, clusters = tables.values()
+    assert pairs == [["jaccard", "estimate", "file a", "file b", "common", "shingles a/b"]] + [
+        [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", p.a, p.b, str(p.common), f"{p.shingles_a}/{p.shingles_b}"]
+        for p in result.pairs
+    ]
+    n = result.pairs[0].common  # orig.go and other_test.go are the same file
+    assert pairs[1] == ["1.000", "1.000", orig, twin, str(n), f"{n}/{n}"]
+    low = min(p.jaccard for p in result.pairs)
+    assert clusters == [
+        ["#", "files", "jaccard", "members"],
+        ["1", "3", f"{low:.2f}-1.00", orig],
+        ["", "", "", edit],  # one member a line, in the same cell
+        ["", "", "", twin],
+    ]
+    assert summary[:3] == [
+        "files: 4 scanned, 4 compared (3 distinct, 1 identical groups)",
+        "skipped: binary 1",
+        "bands x rows: 12 x 4, candidates: 1, verified pairs: 3, clusters: 1",
+    ]
+    stages = r"walk \d+\.\d\d, lex \d+\.\d\d, signature \d+\.\d\d, bands \d+\.\d\d, exact \d+\.\d\d, cluster \d+\.\d\d"
+    cache = r"cache: 0 files reused, 5 read afresh"  # data.bin is read too, to find it binary
+    assert re.fullmatch(rf"seconds: {stages} \(total \d+\.\d\d\); {cache}", summary[3]), summary[3]
+    assert len(summary) == 4
 
 
 def test_jsonl_and_csv_carry_the_same_pairs(tree: Path, tmp_path: Path) -> None:

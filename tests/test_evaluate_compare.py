@@ -16,6 +16,7 @@ from minhashdup.errors import ExitCode, InputPathError
 from minhashdup.evaluate import Bin, evaluate
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go, run
+from .test_bands import cheapest_setting, s_curve
 from .test_pipeline import planted_tree
 
 
@@ -31,6 +32,9 @@ def test_evaluate_bins_count_the_true_pairs_and_those_lsh_found(make_tree: TreeF
     for b in ev.bins:
         assert b.pairs == sum(_inside(j, b) for j in sims), b
         assert b.found == sum(_inside(j, b) for j in found), b
+        # The S-curve's forecast: the mean of P(J) over the bin's true pairs (none: no forecast).
+        forecast = [s_curve(j, 6, 4) for j in sims if _inside(j, b)]
+        assert b.predicted == (pytest.approx(statistics.fmean(forecast)) if forecast else None), b
     assert sum(b.pairs for b in ev.bins) == len(sims)
     assert ev.all_pairs > ev.candidates > 0
 
@@ -77,11 +81,12 @@ def test_tune_json_and_table() -> None:
     code, out, _ = run("tune", "--threshold", "0.5", "-f", "json")
     assert code == ExitCode.OK
     doc = json.loads(out)
-    assert (doc["recommended"]["bands"], doc["recommended"]["rows"]) == (17, 2)
-    assert doc["recommended"]["p_threshold"] >= 0.99
-    assert {(c["bands"], c["rows"]) for c in doc["choices"]} >= {(12, 4), (17, 2)}
+    bands, rows = cheapest_setting(0.5, 128, 0.99) or (0, 0)  # defaults: --max-hashes 128, --min-recall 0.99
+    assert (doc["recommended"]["bands"], doc["recommended"]["rows"]) == (bands, rows)
+    assert doc["recommended"]["p_threshold"] == pytest.approx(s_curve(0.5, bands, rows), abs=1e-4)
+    assert {(c["bands"], c["rows"]) for c in doc["choices"]} >= {(12, 4), (bands, rows)}
     code, out, _ = run("tune", "-t", "0.5")
-    assert code == ExitCode.OK and "--bands 17 --rows 2" in out and "threshold 0.5" in out
+    assert code == ExitCode.OK and f"--bands {bands} --rows {rows}" in out and "threshold 0.5" in out
     assert run("tune", "-t", "50")[0] == ExitCode.USAGE
     assert "raise --max-hashes" in run("tune", "-t", "0.95", "--max-hashes", "4", "--min-recall", "0.999")[1]
 
@@ -89,8 +94,10 @@ def test_tune_json_and_table() -> None:
 def test_scan_hints_when_a_threshold_meets_the_default_bands(make_tree: TreeFactory) -> None:
     root = planted_tree(make_tree)
     _, _, err = run("scan", str(root), "-t", "0.3", "-f", "json")
-    assert "12 x 4 finds a pair of similarity 0.3 with probability 0.09" in err
-    assert "--bands 49 --rows 2" in err
+    p = s_curve(0.3, 12, 4)
+    bands, rows = cheapest_setting(0.3, 128, 0.99) or (0, 0)
+    assert f"12 x 4 finds a pair of similarity 0.3 with probability {p:.2f}; for recall first try " in err
+    assert f"--bands {bands} --rows {rows}" in err
     assert "note:" not in run("scan", str(root), "-t", "0.3", "-b", "40", "-r", "3", "-f", "json")[2]
 
 

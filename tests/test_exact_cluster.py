@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minhashdup.cluster import components
+from minhashdup.cluster import components, roots
 from minhashdup.exact import all_pairs, prefix_length, size_bound, verify
 
 small_sets = st.lists(st.sets(st.integers(0, 12), max_size=10), min_size=2, max_size=8)
@@ -32,17 +32,44 @@ def test_size_bound() -> None:
     assert size_bound(0, 0) == 1.0
 
 
+def _reachable_components(n: int, edges: list[tuple[int, int]]) -> list[set[int]]:
+    """Connected components by graph search (no union-find): the oracle for ``components``."""
+    neighbours: dict[int, set[int]] = {x: set() for x in range(n)}
+    for a, b in edges:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    seen: set[int] = set()
+    out = []
+    for start in range(n):
+        if start in seen:
+            continue
+        component, todo = {start}, [start]
+        while todo:
+            for nxt in neighbours[todo.pop()] - component:
+                component.add(nxt)
+                todo.append(nxt)
+        seen |= component
+        out.append(component)
+    return out
+
+
 @given(st.integers(1, 30), st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29)), max_size=40))
-def test_components_partition_the_linked_nodes(n: int, edges: list[tuple[int, int]]) -> None:
+def test_components_are_exactly_the_connected_components(n: int, edges: list[tuple[int, int]]) -> None:
     edges = [(a % n, b % n) for a, b in edges if a % n != b % n]
     comps = components(n, edges)
-    seen = [x for c in comps for x in c]
-    assert len(seen) == len(set(seen))
-    where = {x: k for k, c in enumerate(comps) for x in c}
-    for a, b in edges:
-        assert where[a] == where[b]
-    assert all(c == sorted(c) and len(c) > 1 for c in comps)
+    oracle = _reachable_components(n, edges)
+    # Same partition as graph search: nothing merged that no path joins, nothing left apart.
+    assert sorted(map(sorted, comps)) == sorted(sorted(c) for c in oracle if len(c) > 1)
+    assert all(c == sorted(c) for c in comps)
     assert [(-len(c), c[0]) for c in comps] == sorted((-len(c), c[0]) for c in comps)
+    assert roots(n, edges) == [min(c) for x in range(n) for c in oracle if x in c]
+
+
+def test_components_keep_unlinked_groups_apart() -> None:
+    # Two chains and a lone node: a union-find that over-merges joins the chains.
+    assert components(7, [(5, 3), (0, 2), (3, 1), (2, 6)]) == [[0, 2, 6], [1, 3, 5]]
+    assert roots(7, [(5, 3), (0, 2), (3, 1), (2, 6)]) == [0, 1, 0, 1, 4, 1, 0]
+    assert components(4, []) == []
 
 
 def _brute(sets: list[set[int]], t: float) -> dict[tuple[int, int], float]:

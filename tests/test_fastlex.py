@@ -259,7 +259,8 @@ def test_fallback_engine_is_pygments() -> None:
 )
 def test_first_characters(pattern: str, starts: str | None, nullable: bool) -> None:
     import re
-    from re import _parser as parser  # type: ignore[attr-defined]
+
+    from minhashdup.fastlex import parser  # re._parser on 3.11+, sre_parse on 3.10
 
     parsed = parser.parse(pattern, re.MULTILINE)
     chars, can_be_empty = first_chars(parsed, parsed.state.flags)

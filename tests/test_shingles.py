@@ -33,11 +33,25 @@ def test_n_minus_k_plus_one_shingles_before_dedup(tokens: list[str], k: int) -> 
     assert len(set(runs)) == len(set(hashes.tolist()))
 
 
+def _shingle_oracle(tokens: list[str], k: int) -> list[int]:
+    """Each distinct run of ``k`` tokens hashed on its own, as a sorted list of Python ints."""
+    runs = {tuple(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
+    return sorted({int(shingle_hashes(token_hashes(list(r)), k)[0]) for r in runs})
+
+
 @given(token_lists, st.integers(1, 6))
 def test_shingle_set_is_sorted_and_unique(tokens: list[str], k: int) -> None:
     s = shingle_set(token_hashes(tokens), k)
-    assert (np.diff(s.astype(object)) > 0).all() if len(s) > 1 else True
     assert s.dtype == np.uint64
+    # Exactly the hashes of the distinct k-token runs, ascending, each once.
+    assert s.tolist() == _shingle_oracle(tokens, k)
+
+
+def test_shingle_set_of_a_repeating_text() -> None:
+    tokens = ["a", "b", "a", "b", "a", "b", "c"]  # runs of 3: (a b a), (b a b) repeated, then (a b c)
+    assert shingle_set(token_hashes(tokens), 3).tolist() == _shingle_oracle(tokens, 3)
+    assert len(shingle_set(token_hashes(tokens), 3)) == 3
+    assert shingle_set(token_hashes(tokens), 8).tolist() == []
 
 
 def test_shingles_depend_on_order() -> None:

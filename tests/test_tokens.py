@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pygments.lexers import CLexer, GoLexer, PythonLexer
 
-from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
+from minhashdup.tokens import ENGINES, NoLexerError, decode, lexer_for, significant_tokens, token_texts
 
 
 def test_comments_and_whitespace_are_dropped_and_token_text_kept() -> None:
@@ -19,10 +19,12 @@ def test_preprocessor_directives_are_code_not_comments() -> None:
     assert all(t.strip() for t in tokens)  # the directives' line ends are whitespace
 
 
-def test_python_docstring_is_kept_but_comment_dropped() -> None:
-    tokens = list(significant_tokens(PythonLexer(), 'def f():\n    """doc"""\n    # note\n    return 1\n'))
-    assert "# note" not in tokens
-    assert "return" in tokens
+@pytest.mark.parametrize("engine", ENGINES)
+def test_python_docstring_is_kept_but_comment_dropped(engine: str) -> None:
+    src = 'def f():\n    """doc\n    more"""\n    # note\n    return 1\n'
+    want = ["def", "f", "(", ")", ":", '"""doc\n    more"""', "return", "1"]
+    assert list(significant_tokens(PythonLexer(), src)) == want
+    assert token_texts(PythonLexer(), src, engine) == want
 
 
 def test_decode_utf8_and_lossless_fallback() -> None:

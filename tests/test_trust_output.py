@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
-from click.testing import CliRunner
 
-from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 from minhashdup.report.console import markup
 from minhashdup.report.data import csv_cell
@@ -34,15 +32,10 @@ from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
 from minhashdup.result import Notice, Result, Stats
 
-from .conftest import TreeFactory, go_file, near_copy, render_go
+from .conftest import TreeFactory, go_file, near_copy, render_go, run
 
 #: How long a test waits for a process to end: a guard against hangs, not a timing assertion.
 HANG_GUARD = 30.0
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def near_duplicates(names: list[str], seed: int = 3) -> dict[str, str | bytes]:

@@ -21,7 +21,7 @@ def render_table(result: Result, stream: TextIO) -> None:
         console.print(f"No pairs at Jaccard >= {result.params['threshold']:g}.")
     if result.clusters:
         console.print(_clusters_table(result))
-    console.print(_summary(result))
+    console.print(_summary(result), soft_wrap=True)  # one line each, whatever the table's width
 
 
 def _width(result: Result, stream: TextIO) -> int | None:
