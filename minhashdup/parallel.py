@@ -30,7 +30,7 @@ def start_method() -> str:
 
 
 #: Imported once by the fork server, so that each worker starts with them loaded.
-_PRELOAD = ["minhashdup.extract", "minhashdup.signature"]
+_PRELOAD = ["minhashdup._workerstart", "minhashdup.extract", "minhashdup.signature"]
 
 
 def usable_cores() -> int:
@@ -137,6 +137,8 @@ def _terminate(executor: ProcessPoolExecutor) -> None:
     does not wake it while it closes its pipes at exit."""
     processes = list((executor._processes or {}).values())
     manager = getattr(executor, "_executor_manager_thread", None)
+    if isinstance(manager, threading.Thread):
+        _quiet_when_it_fails(manager)
     for process in processes:
         process.terminate()  # SIGTERM: workers keep its default action
     executor.shutdown(wait=False, cancel_futures=True)
@@ -147,6 +149,19 @@ def _terminate(executor: ProcessPoolExecutor) -> None:
             process.join()
     if isinstance(manager, threading.Thread):
         manager.join(_GRACE)
+
+
+def _quiet_when_it_fails(thread: threading.Thread) -> None:
+    """An exception in ``thread`` (the pool's manager, meeting the pipes of the workers just
+    killed) ends it without a traceback on stderr: the pool is being stopped on purpose, and
+    the scan reports the interruption itself. Other threads keep the hook they had."""
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if args.thread is not thread:
+            previous(args)
+
+    threading.excepthook = hook
 
 
 def _start_fork_server() -> None:

@@ -18,11 +18,12 @@ import minhashdup
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Every module of the package but ``__main__`` (importing it runs nothing, but it is the CLI).
+#: Every module of the package but ``__main__`` (the CLI) and ``_workerstart`` (which sets the
+#: importing process's SIGINT handler: for the fork server only).
 MODULES = sorted(
     info.name
     for info in pkgutil.walk_packages(minhashdup.__path__, "minhashdup.")
-    if not info.name.endswith("__main__")
+    if not info.name.endswith(("__main__", "_workerstart"))  # the CLI; the fork server's own setup
 )
 
 
