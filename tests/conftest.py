@@ -6,6 +6,7 @@ import os
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -78,6 +79,22 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     folder = tmp_path_factory.mktemp("xdg-cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
     return folder / "minhashdup"
+
+
+@pytest.fixture
+def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the lexer is called on (in this process: use jobs=1)."""
+    from minhashdup import extract as extract_module
+
+    calls: list[str] = []
+    real = extract_module.token_texts
+
+    def counting(lexer: Any, text: str, engine: str = "fast") -> Any:
+        calls.append(text)
+        return real(lexer, text, engine)
+
+    monkeypatch.setattr(extract_module, "token_texts", counting)
+    return calls
 
 
 @pytest.fixture

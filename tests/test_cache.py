@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 
 from minhashdup import Config, scan
-from minhashdup import extract as extract_module
 from minhashdup.cache import FILE_NAME, Cache
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
@@ -34,20 +33,6 @@ def _tree(make_tree: TreeFactory, files: int = 30) -> Path:
         blocks[i % len(blocks)] = "\n".join(go_file(rng, 1))
         tree[f"p{i:02}/f{i:02}.go"] = render_go(blocks)
     return make_tree(tree)
-
-
-@pytest.fixture
-def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the lexer is called on (in this process: use jobs=1)."""
-    calls: list[str] = []
-    real = extract_module.token_texts
-
-    def counting(lexer: Any, text: str, engine: str = "fast") -> Any:
-        calls.append(text)
-        return real(lexer, text, engine)
-
-    monkeypatch.setattr(extract_module, "token_texts", counting)
-    return calls
 
 
 def _pairs(result: Any) -> list[tuple[str, str, float, float]]:

@@ -11,13 +11,11 @@ import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from minhashdup import Config, Result, scan
 from minhashdup import cache as cache_module
-from minhashdup import extract as extract_module
 from minhashdup.cache import FILE_NAME, Cache
 from minhashdup.errors import ExitCode
 from minhashdup.prune import DAY, bytes_in_use
@@ -44,20 +42,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(cache_module, "now", fake)
     return fake
-
-
-@pytest.fixture
-def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the lexer is called on (in this process: use jobs=1)."""
-    calls: list[str] = []
-    real = extract_module.token_texts
-
-    def counting(lexer: Any, text: str, engine: str = "fast") -> Any:
-        calls.append(text)
-        return real(lexer, text, engine)
-
-    monkeypatch.setattr(extract_module, "token_texts", counting)
-    return calls
 
 
 def _tree(make_tree: TreeFactory, name: str, files: int = 5, seed: int = 0) -> Path:

@@ -122,19 +122,24 @@ def test_a_hook_of_the_repository_does_not_run(repo: Path, tmp_path: Path) -> No
     assert marker.exists()  # the hook is live: plain git runs it
 
 
+def fake_git(folder: Path, monkeypatch: pytest.MonkeyPatch, argument: str, then: str) -> None:
+    """Put a ``git`` first on PATH that runs the shell commands ``then`` when called with
+    ``argument``, and the real git otherwise."""
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout
+    fake = folder / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = {argument} ] && {{ {then}; }}; done\nexec {real_git.strip()} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+
+
 def test_a_git_failure_is_an_error_not_an_empty_change_list(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A git whose diff fails (after rev-parse resolved the revision): the gate must not pass.
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout
-    fake = tmp_path / "bin" / "git"
-    fake.parent.mkdir()
-    fake.write_text(
-        '#!/bin/sh\nfor a in "$@"; do [ "$a" = diff ] && { echo "fatal: disk on fire" >&2; exit 128; }; done\n'
-        f'exec {real_git.strip()} "$@"\n'
-    )
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    fake_git(tmp_path, monkeypatch, "diff", 'echo "fatal: disk on fire" >&2; exit 128')
     code, out, err = run("scan", ".", "-q", "--fail-on-pairs", "--changed-since", "HEAD")
     assert code == ExitCode.USAGE and out == ""
     assert err == f"minhashdup: error: git diff in {repo} failed: fatal: disk on fire\n"
@@ -144,15 +149,7 @@ def test_a_git_too_old_to_switch_off_the_repositorys_programs_is_refused(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # git before 2.31 ignores GIT_CONFIG_COUNT: it would run the repository's fsmonitor and hooks.
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout
-    fake = tmp_path / "bin" / "git"
-    fake.parent.mkdir()
-    fake.write_text(
-        '#!/bin/sh\nfor a in "$@"; do [ "$a" = --version ] && { echo "git version 2.30.2"; exit 0; }; done\n'
-        f'exec {real_git.strip()} "$@"\n'
-    )
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    fake_git(tmp_path, monkeypatch, "--version", 'echo "git version 2.30.2"; exit 0')
     project._check_version.cache_clear()
     try:
         code, out, err = run("scan", ".", "-q", "--fail-on-pairs", "--changed-since", "HEAD")
