@@ -134,12 +134,7 @@ class Config:
     @property
     def workers(self) -> int:
         """Worker processes actually used (``jobs``, or one per available core)."""
-        if self.jobs:
-            return self.jobs
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # pragma: no cover - not on Linux
-            return max(1, os.cpu_count() or 1)
+        return self.jobs or usable_cores()
 
     def params(self) -> dict[str, Any]:
         """The options that shape the result, for reports (``jobs`` does not)."""
@@ -229,3 +224,11 @@ def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
     if not isinstance(node, dict):
         raise ConfigError(f"{path}: tool.minhashdup must be a table of options")
     return node
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import signal
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+
+from minhashdup.config import usable_cores
 
 #: Seconds a terminated worker gets to exit before it is killed.
 _GRACE = 5.0
@@ -31,14 +32,6 @@ def start_method() -> str:
 
 #: Imported once by the fork server, so that each worker starts with them loaded.
 _PRELOAD = ["minhashdup._workerstart", "minhashdup.extract", "minhashdup.signature"]
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (its CPU affinity where the platform tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def pool_size(requested: int, tasks: int) -> int:

@@ -248,13 +248,6 @@ def test_a_file_grown_past_max_size_after_the_walk_is_skipped_as_too_large(
     assert result.skips == [Notice(str(target), "too-large", "grew over --max-size (20000 bytes) during the scan")]
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
 @pytest.fixture
 def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The ``max_workers`` of every process pool started."""
