@@ -72,7 +72,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # before click's own handler, which would exit 1 (our gate's code)
-            _silence_stdout()  # the reader (e.g. `| head`) went away: not an error of ours
+            _silence(sys.stdout)  # the reader (e.g. `| head`) went away: not an error of ours
             return ExitCode.OK
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -138,11 +138,6 @@ def _stderr_may_close() -> Iterator[None]:
         yield
     except BrokenPipeError:
         _silence(sys.stderr)
-
-
-def _silence_stdout() -> None:
-    """Point stdout at the null device: what is still buffered for it is dropped, not retried."""
-    _silence(sys.stdout)
 
 
 def _silence(stream: TextIO) -> None:
@@ -520,9 +515,9 @@ def _write(
             renderer(sys.stdout)
             sys.stdout.flush()
         except BrokenPipeError:
-            _silence_stdout()
+            _silence(sys.stdout)
         except OSError as err:
-            _silence_stdout()
+            _silence(sys.stdout)
             raise UsageFailure(f"cannot write the report to stdout: {err.strerror or err}; {hint}") from None
         return
     try:

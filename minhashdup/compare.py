@@ -137,5 +137,5 @@ def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:
     shingle of ``a`` that ``b`` holds overlaps a run. Ties go to the run first in ``a``, then to
     its first place in ``b``.
     """
-    found = maximal_runs(a.tokens, b.tokens, minimum=k, limit=limit)
+    found = maximal_runs(a.tokens, b.tokens, minimum=k, limit=limit, windows=(a.hashes, b.hashes))
     return [Run((a.lines[i], a.lines[i + size - 1]), (b.lines[j], b.lines[j + size - 1]), size) for i, j, size in found]

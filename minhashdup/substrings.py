@@ -56,7 +56,11 @@ class _Index(NamedTuple):
 
 
 def maximal_runs(
-    a: npt.NDArray[np.integer], b: npt.NDArray[np.integer], minimum: int = 1, limit: int | None = None
+    a: npt.NDArray[np.integer],
+    b: npt.NDArray[np.integer],
+    minimum: int = 1,
+    limit: int | None = None,
+    windows: tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None = None,
 ) -> list[Match]:
     """The runs that ``a`` shares with ``b``, longest first, none overlapping in ``a``.
 
@@ -79,6 +83,8 @@ def maximal_runs(
         a, b: one-dimensional integer arrays (token hashes, say).
         minimum: shortest run reported, at least 1.
         limit: most runs returned; ``None`` for all.
+        windows: ``shingle_hashes`` of ``a`` and ``b`` for ``minimum``, if the caller has
+            them already (a lexed file has): not computed again.
 
     Returns:
         :class:`Match` triples in the order chosen.
@@ -98,7 +104,8 @@ def maximal_runs(
     if len(a) < minimum or len(b) < minimum:
         return []
     if minimum > 1:
-        windows = shingle_hashes(a.astype(np.uint64), minimum), shingle_hashes(b.astype(np.uint64), minimum)
+        if windows is None:
+            windows = shingle_hashes(a.astype(np.uint64), minimum), shingle_hashes(b.astype(np.uint64), minimum)
         found = _tiling(*windows, minimum, minimum, limit)
         if _all_equal(a, b, found):
             return found

@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from minhashdup.cluster import components
 from minhashdup.compare import Lexed, Run, lex_text, read_source, shared_runs
 from minhashdup.errors import InputPathError
-from minhashdup.parallel import process_pool
+from minhashdup.parallel import pool_size, process_pool
 
 #: Most characters of source embedded in one report.
 MAX_SOURCE_CHARS = 48 * 1024 * 1024
@@ -102,7 +102,7 @@ def pair_runs(
 def _run(tasks: list[_Task], jobs: int) -> list[tuple[list[list[Run] | None], dict[str, str]]]:
     if jobs > 1 and len(tasks) > 1:
         try:
-            with process_pool(min(jobs, len(tasks))) as pool:
+            with process_pool(pool_size(jobs, len(tasks))) as pool:
                 return list(pool.map(_family_runs, tasks))  # largest families first, as components sorts them
         except (BrokenProcessPool, OSError):
             pass  # workers cannot start or died: do it here
