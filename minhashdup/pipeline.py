@@ -365,15 +365,26 @@ def _signatures(corpus: Corpus, reps: list[int], config: Config) -> UInt64Array:
 MAX_LISTED_PAIRS = 1_000
 
 
+def listed_within(n: int) -> int:
+    """Rows listed for an identical group of ``n`` files: all its pairs while they are at most
+    :data:`MAX_LISTED_PAIRS`, else its first file with each other one (``n - 1``)."""
+    total = n * (n - 1) // 2
+    return total if total <= MAX_LISTED_PAIRS else n - 1
+
+
+def listed_across(na: int, nb: int) -> int:
+    """Rows listed between two similar groups of ``na`` and ``nb`` files: every pair while they
+    are at most :data:`MAX_LISTED_PAIRS`, else the pair of their first files."""
+    return na * nb if na * nb <= MAX_LISTED_PAIRS else 1
+
+
 def _named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
     """Each group of identical sets by path (sorted: the first file anchors a partial listing),
     with the number of pairs inside it that :func:`_expand` lists."""
     out = []
     for members in groups.members:
         files = tuple(sorted(corpus.paths[i] for i in members))
-        n = len(files)
-        listed = n * (n - 1) // 2 if n * (n - 1) // 2 <= MAX_LISTED_PAIRS else n - 1
-        out.append(Group(files, len(corpus.sets[members[0]]), listed))
+        out.append(Group(files, len(corpus.sets[members[0]]), listed_within(len(files))))
     return out
 
 
@@ -419,7 +430,7 @@ def _expand(
         total += len(ga.files) * len(gb.files)
         listed = (
             [(x, y) for x in ga.files for y in gb.files]
-            if len(ga.files) * len(gb.files) <= MAX_LISTED_PAIRS
+            if listed_across(len(ga.files), len(gb.files)) > 1
             else [(ga.files[0], gb.files[0])]
         )
         out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)

@@ -18,10 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minhashdup import baseline as baselines
-from minhashdup import project
+from minhashdup import pipeline, project
 from minhashdup.errors import ConfigError
 from minhashdup.paths import PathsArg, path_list
-from minhashdup.pipeline import MAX_LISTED_PAIRS
 from minhashdup.project import relative
 from minhashdup.result import Pair, Result
 
@@ -144,7 +143,7 @@ def _members(result: Result) -> Callable[[str], tuple[str, ...]]:
 
 def _partial_across(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
     """Whether a row between two different groups stands for more pairs than itself."""
-    return first != second and len(first) * len(second) > MAX_LISTED_PAIRS
+    return first != second and pipeline.listed_across(len(first), len(second)) < len(first) * len(second)
 
 
 def _touching(result: Result, changed: set[str]) -> Callable[[Pair], bool]:
@@ -172,7 +171,7 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
     total = 0
     for p in result.pairs:
         first, second = members(p.a), members(p.b)
-        if first == second and len(first) > 2 and len(first) * (len(first) - 1) // 2 > MAX_LISTED_PAIRS:
+        if first == second and pipeline.listed_within(len(first)) < _binomial2(len(first)):
             continue  # a row of a partly listed group: counted below, once per group
         if _partial_across(first, second):
             total += new_pair_count(first, second, p.jaccard, recorded, tolerance, changed)
