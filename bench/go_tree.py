@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from minhashdup import Config, collect, find_pairs, signature
-from minhashdup.bands import candidate_probability
-from minhashdup.evaluate import evaluate
-from minhashdup.pipeline import comparable
+from minhashdup import Config, collect, find_pairs
+from minhashdup.analysis.evaluate import evaluate
+from minhashdup.core import signature
+from minhashdup.core.bands import candidate_probability
+from minhashdup.engine.pipeline import comparable
 from minhashdup.result import Stats
 
 DATA = Path(__file__).resolve().parent / ".data"

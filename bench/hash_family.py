@@ -15,8 +15,8 @@ import argparse
 
 import numpy as np
 
-from minhashdup.bands import candidate_probability
-from minhashdup.signature import hash_seeds, signatures
+from minhashdup.core.bands import candidate_probability
+from minhashdup.core.signature import hash_seeds, signatures
 
 
 def main() -> None:

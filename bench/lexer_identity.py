@@ -18,9 +18,9 @@ import time
 from collections import Counter
 from typing import Any
 
-from minhashdup.fastlex import FastLexer, supported
-from minhashdup.tokens import NoLexerError, decode, lexer_for, significant_tokens
-from minhashdup.walk import walk
+from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.tokens import NoLexerError, decode, lexer_for, significant_tokens
+from minhashdup.source.walk import walk
 
 
 def main() -> None:

@@ -30,8 +30,8 @@ from go_tree import DATA, PeakMemory, fetch_go_src
 SCAN = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata", "-f", "json", "-q"]
 FLOOR = """
 import sys
-from minhashdup.tokens import decode, lexer_for
-from minhashdup.walk import walk
+from minhashdup.source.tokens import decode, lexer_for
+from minhashdup.source.walk import walk
 files = walk([sys.argv[1]], include=["*.go"], exclude=["*_test.go", "testdata"]).files
 count = 0
 for entry in files:

@@ -13,10 +13,10 @@ Example:
 
 from minhashdup._version import __version__
 from minhashdup.config import Config
+from minhashdup.core.sketch import LSHIndex, MinHash
+from minhashdup.engine.pipeline import collect, find_pairs, scan
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError
-from minhashdup.pipeline import collect, find_pairs, scan
 from minhashdup.result import Cluster, Pair, Result, Stats
-from minhashdup.sketch import LSHIndex, MinHash
 
 __all__ = [
     "Cluster",

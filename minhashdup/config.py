@@ -14,7 +14,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from minhashdup.errors import ConfigError
-from minhashdup.safeio import TooLargeError, read_regular
+from minhashdup.source.safeio import TooLargeError, read_regular
 
 MIB = 1024 * 1024
 
@@ -57,7 +57,7 @@ class Config:
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
         jobs: worker processes for lexing; 0 means one per core.
-        cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.cache`).
+        cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.engine.cache`).
         cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
         lexer_engine: ``fast`` (pygments' rules, one regex call per token) or ``pygments``;
             both give the same tokens.

@@ -84,7 +84,7 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 @pytest.fixture
 def lexed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts the lexer is called on (in this process: use jobs=1)."""
-    from minhashdup import extract as extract_module
+    from minhashdup.source import extract as extract_module
 
     calls: list[str] = []
     real = extract_module.token_texts

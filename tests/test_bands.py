@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from minhashdup import signature as sig
-from minhashdup.bands import (
+from minhashdup.core import signature as sig
+from minhashdup.core.bands import (
     Choice,
     band_keys,
     candidate_pairs,

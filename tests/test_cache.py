@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from minhashdup import Config, scan
-from minhashdup.cache import FILE_NAME, Cache
 from minhashdup.cli import cli
+from minhashdup.engine.cache import FILE_NAME, Cache
+from minhashdup.engine.reuse import storable
 from minhashdup.errors import ExitCode
 from minhashdup.result import Notice, Result, Stats
-from minhashdup.reuse import storable
 
 from .conftest import TreeFactory, go_file, render_go
 
@@ -226,7 +226,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
         os.utime(path, (old, old))  # settled files: their stat is trusted next time
     scan([str(root)], Config(jobs=1))
     reads: list[str] = []
-    real_open = os.open  # what minhashdup.safeio reads files with
+    real_open = os.open  # what minhashdup.source.safeio reads files with
 
     def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
         if str(file).endswith(".go"):
@@ -253,7 +253,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, pri
     db.execute("BEGIN EXCLUSIVE")  # another process holds the write lock for the whole scan
     try:
         (root / "p00" / "f00.go").write_text((root / "p00" / "f00.go").read_text() + "\nvar z = 1\n")
-        from minhashdup import cache as cache_module
+        from minhashdup.engine import cache as cache_module
 
         original = cache_module.Cache._open
 
@@ -275,7 +275,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, pri
 _OPEN_AND_QUERY = """
 import sys, time
 from pathlib import Path
-from minhashdup.cache import Cache
+from minhashdup.engine.cache import Cache
 time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # all start together
 with Cache(Path(sys.argv[1])) as store:
     store.get_stats(["x"])

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from minhashdup import Config, Result, scan
-from minhashdup import cache as cache_module
-from minhashdup.cache import FILE_NAME, Cache
+from minhashdup.engine import cache as cache_module
+from minhashdup.engine.cache import FILE_NAME, Cache
+from minhashdup.engine.prune import DAY, bytes_in_use
 from minhashdup.errors import ExitCode
-from minhashdup.prune import DAY, bytes_in_use
 
 from .conftest import TreeFactory, go_file, near_copy, render_go, run
 

@@ -224,7 +224,7 @@ def test_oversize_bucket_warns_with_size_and_example(make_tree: TreeFactory) -> 
 def test_unreadable_file_is_always_listed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    real_open = os.open  # what minhashdup.safeio reads files with
+    real_open = os.open  # what minhashdup.source.safeio reads files with
 
     def guarded(file, *args, **kwargs):  # type: ignore[no-untyped-def]
         if str(file).endswith("other.go"):

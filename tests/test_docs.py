@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 import pytest
 
-from minhashdup.bands import candidate_probability
 from minhashdup.cli import cli
+from minhashdup.core.bands import candidate_probability
 from minhashdup.errors import ExitCode
-from minhashdup.walk import SkipReason
+from minhashdup.source.walk import SkipReason
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

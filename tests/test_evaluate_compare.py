@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from minhashdup import Config, collect, scan
-from minhashdup.compare import compare_files
+from minhashdup.analysis.compare import compare_files
+from minhashdup.analysis.evaluate import Bin, evaluate
 from minhashdup.errors import ExitCode, InputPathError
-from minhashdup.evaluate import Bin, evaluate
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go, run
 from .test_bands import cheapest_setting, s_curve

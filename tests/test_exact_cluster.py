@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minhashdup.cluster import components, roots
-from minhashdup.exact import all_pairs, prefix_length, size_bound, verify
+from minhashdup.core.cluster import components, roots
+from minhashdup.core.exact import all_pairs, prefix_length, size_bound, verify
 
 small_sets = st.lists(st.sets(st.integers(0, 12), max_size=10), min_size=2, max_size=8)
 

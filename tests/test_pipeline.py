@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from minhashdup import Config, collect, scan, signature
-from minhashdup import extract as extract_module
+from minhashdup import Config, collect, scan
+from minhashdup.core import signature
+from minhashdup.core.sketch import MinHash
 from minhashdup.errors import ConfigError
-from minhashdup.sketch import MinHash
+from minhashdup.source import extract as extract_module
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_shingles, render_go
 

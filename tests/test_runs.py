@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup.runs import pairs_in_runs, runs
+from minhashdup.core.runs import pairs_in_runs, runs
 
 
 @given(st.lists(st.integers(0, 6), max_size=60), st.integers(1, 40))

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minhashdup import substrings
-from minhashdup.compare import Run, compare_files
+from minhashdup.analysis.compare import Run, compare_files
 from minhashdup.config import Config
+from minhashdup.core import substrings
+from minhashdup.core.substrings import maximal_runs
 from minhashdup.errors import ExitCode
-from minhashdup.substrings import maximal_runs
 
 from .conftest import TreeFactory, run
 

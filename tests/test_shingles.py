@@ -4,8 +4,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup.hashing import hash_text, mix64, seed_sequence
-from minhashdup.shingles import intersection_size, jaccard, shingle_hashes, shingle_set, token_hashes
+from minhashdup.core.hashing import hash_text, mix64, seed_sequence
+from minhashdup.core.shingles import intersection_size, jaccard, shingle_hashes, shingle_set, token_hashes
 
 # Frozen from the first release: a change means every stored shingle hash changes.
 GOLDEN_SHINGLES = [2422098373664073644, 5703637948983470833]

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minhashdup import signature as sig
-from minhashdup.hashing import mix64
-from minhashdup.sketch import MinHash
+from minhashdup.core import signature as sig
+from minhashdup.core.hashing import mix64
+from minhashdup.core.sketch import MinHash
 
 
 def _pair_with_overlap(seed: int, common: int, only_a: int, only_b: int) -> tuple[np.ndarray, np.ndarray]:

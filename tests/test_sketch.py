@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup.bands import band_keys, candidate_pairs
-from minhashdup.sketch import LSHIndex, MinHash
+from minhashdup.core.bands import band_keys, candidate_pairs
+from minhashdup.core.sketch import LSHIndex, MinHash
 
 item_sets = st.lists(st.sets(st.sampled_from([f"t{i}" for i in range(12)]), min_size=1, max_size=10), max_size=10)
 

@@ -17,13 +17,14 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup import Config, pipeline, scan
-from minhashdup import exact as exact_mod
-from minhashdup.bands import candidate_pairs
+from minhashdup import Config, scan
 from minhashdup.cli import cli
+from minhashdup.core import exact as exact_mod
+from minhashdup.core.bands import candidate_pairs
+from minhashdup.core.signature import estimate, pair_estimates
+from minhashdup.engine import pipeline
 from minhashdup.errors import ExitCode
 from minhashdup.report.data import render_json
-from minhashdup.signature import estimate, pair_estimates
 
 from .conftest import TreeFactory
 
@@ -237,7 +238,7 @@ def test_pair_estimates_in_blocks_equal_one_estimate(monkeypatch: pytest.MonkeyP
     sigs = rng.integers(0, 4, size=(30, 16), dtype=np.uint64)
     pairs = np.array([(i, j) for i in range(30) for j in range(i + 1, 30)], dtype=np.int64)
     whole = estimate(sigs[pairs[:, 0]], sigs[pairs[:, 1]], 2)
-    monkeypatch.setattr("minhashdup.signature._ESTIMATE_ROWS", 7)
+    monkeypatch.setattr("minhashdup.core.signature._ESTIMATE_ROWS", 7)
     assert pair_estimates(sigs, pairs, 2).tolist() == whole.tolist()
     assert pair_estimates(sigs, pairs[:0], 2).tolist() == []
 

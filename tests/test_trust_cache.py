@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from minhashdup import Config, parallel, pipeline, reuse, scan
-from minhashdup import cache as cache_module
-from minhashdup import extract as extract_module
+from minhashdup import Config, scan
 from minhashdup.cli import cli
+from minhashdup.engine import cache as cache_module
+from minhashdup.engine import parallel, pipeline, reuse
 from minhashdup.errors import ExitCode
 from minhashdup.result import Notice, Result
+from minhashdup.source import extract as extract_module
 
 from .conftest import TreeFactory, go_file, near_copy, render_go
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from minhashdup import baseline as baselines
+from minhashdup.ci import baseline as baselines
 from minhashdup.errors import ExitCode
 
 from .conftest import go_file, near_copy, render_go, run

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup import baseline as baselines
-from minhashdup.project import real
+from minhashdup.ci import baseline as baselines
+from minhashdup.ci.git import real
 from minhashdup.result import Group, Pair, Result, Stats
 
 from .conftest import go_file, near_copy, render_go, run
@@ -73,7 +73,7 @@ def _cases(draw: st.DrawFn) -> tuple:
 
 @given(_cases())
 def test_new_pair_count_equals_enumeration(case: tuple) -> None:
-    from minhashdup.review import new_pair_count
+    from minhashdup.ci.review import new_pair_count
 
     first, second, jaccard, recorded, tolerance, changed = case
     changed_real = None if changed is None else {real(p) for p in changed}

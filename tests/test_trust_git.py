@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minhashdup import project
+from minhashdup.ci import git as project
 from minhashdup.errors import ExitCode
 
 from .conftest import GIT_ENV, go_file, near_copy, render_go, run

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import minhashdup
 from minhashdup import Config, LSHIndex, MinHash
-from minhashdup.compare import compare_files
-from minhashdup.review import Review
+from minhashdup.analysis.compare import compare_files
+from minhashdup.ci.review import Review
 
 from .conftest import GIT_ENV, TreeFactory
 

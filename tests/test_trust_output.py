@@ -411,7 +411,7 @@ SLOW_MAIN = textwrap.dedent(
     import os
     import time
 
-    import minhashdup.extract as extract
+    import minhashdup.source.extract as extract
     import minhashdup.report.sidebyside as sidebyside
 
 

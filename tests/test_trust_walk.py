@@ -17,7 +17,15 @@ from typing import Any
 import pathspec
 import pytest
 
-from minhashdup.walk import IGNORE_FILE_LIMIT, IGNORE_NESTING_LIMIT, Skip, SkipReason, WalkResult, compile_globs, walk
+from minhashdup.source.walk import (
+    IGNORE_FILE_LIMIT,
+    IGNORE_NESTING_LIMIT,
+    Skip,
+    SkipReason,
+    WalkResult,
+    compile_globs,
+    walk,
+)
 
 from .conftest import TreeFactory
 

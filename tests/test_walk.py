@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from minhashdup.errors import ConfigError, InputPathError
-from minhashdup.walk import SkipReason, walk
+from minhashdup.source.walk import SkipReason, walk
 
 from .conftest import TreeFactory
 

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from minhashdup.compare import Comparison, Run, read_source
+from minhashdup.analysis.compare import Comparison, Run, read_source
 from minhashdup.report.console import make_console, markup
 from minhashdup.report.terminal import printable
 

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from rich.table import Table
 
-from minhashdup.evaluate import Evaluation, repeat_seeds
+from minhashdup.analysis.evaluate import Evaluation, repeat_seeds
 from minhashdup.report.console import make_console
 
 

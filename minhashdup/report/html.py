@@ -16,7 +16,7 @@ from html import escape
 from typing import Any, TextIO
 
 from minhashdup import __version__
-from minhashdup.evaluate import Evaluation
+from minhashdup.analysis.evaluate import Evaluation
 from minhashdup.report import svg
 from minhashdup.result import Result
 

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
-from minhashdup.walk import SkipReason
+from minhashdup.source.walk import SkipReason
 
 #: Skipped files listed one by one without -v (at most :data:`NOTICE_LIMIT` of them).
 ALWAYS_LISTED = ("unreadable", "lex-error")

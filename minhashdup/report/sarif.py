@@ -24,8 +24,8 @@ from pathlib import PurePosixPath
 from typing import Any, TextIO
 
 from minhashdup import __version__
-from minhashdup.compare import Run
-from minhashdup.project import project_root, real, relative
+from minhashdup.analysis.compare import Run
+from minhashdup.ci.git import project_root, real, relative
 from minhashdup.report.sidebyside import longest_runs
 from minhashdup.result import Cluster, Pair, Result
 

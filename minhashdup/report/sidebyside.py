@@ -15,10 +15,10 @@ import os
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 
-from minhashdup.cluster import components
-from minhashdup.compare import Lexed, Run, lex_text, read_source, shared_runs
+from minhashdup.analysis.compare import Lexed, Run, lex_text, read_source, shared_runs
+from minhashdup.core.cluster import components
+from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.errors import InputPathError
-from minhashdup.parallel import pool_size, process_pool
 
 #: Most characters of source embedded in one report.
 MAX_SOURCE_CHARS = 48 * 1024 * 1024

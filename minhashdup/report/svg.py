@@ -15,7 +15,7 @@ from html import escape
 
 import numpy as np
 
-from minhashdup.bands import candidate_probability, knee
+from minhashdup.core.bands import candidate_probability, knee
 
 #: Colour stops of the similarity scale (a perceptually ordered blue-green-yellow ramp).
 STOPS = ("#3b0f70", "#3e4a89", "#26828e", "#35b779", "#b5de2b", "#fde725")

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from minhashdup.bands import TUNE_SIMILARITIES, Choice
+from minhashdup.core.bands import TUNE_SIMILARITIES, Choice
 from minhashdup.report.console import make_console
 
 PLOT_WIDTH, PLOT_HEIGHT = 61, 16

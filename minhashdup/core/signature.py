@@ -4,7 +4,7 @@ The ``i``-th function is ``h_i(x) = mix64(x ^ seed_i)`` (splitmix64's finaliser)
 seeds drawn from one integer seed. For two sets the ``i``-th minima agree with probability
 equal to their Jaccard similarity ``J``, so the share of agreeing minima estimates ``J``
 with standard deviation ``sqrt(J (1 - J) / K)``. Results are estimates: check candidates
-with the exact Jaccard (:mod:`minhashdup.exact`).
+with the exact Jaccard (:mod:`minhashdup.core.exact`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.hashing import UInt64Array, mix64_inplace, seed_sequence
+from minhashdup.core.hashing import UInt64Array, mix64_inplace, seed_sequence
 
 #: Signature value of an empty set (no minimum): the largest 64-bit word.
 EMPTY = np.iinfo(np.uint64).max

@@ -19,9 +19,9 @@ from typing import Any
 
 import click
 
+from minhashdup.cli.options import CONFIG_FILE_KEY, ByteSize, UsageFailure
 from minhashdup.config import Config, find_config_file, read_config_file
 from minhashdup.errors import ConfigError
-from minhashdup.options import CONFIG_FILE_KEY, ByteSize, UsageFailure
 
 #: Options that only the command line or a ``--config`` file may set: ``{key: what it names}``.
 #: Each names a place to write (or a file to read) that a scanned repository must not choose.

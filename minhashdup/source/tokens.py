@@ -20,7 +20,7 @@ from pygments.token import Comment, Text, Whitespace, _TokenType
 from pygments.util import ClassNotFound
 
 if TYPE_CHECKING:
-    from minhashdup.fastlex import FastLexer
+    from minhashdup.source.fastlex import FastLexer
 
 _KEPT_COMMENTS = (Comment.Preproc, Comment.PreprocFile)
 
@@ -138,7 +138,7 @@ ENGINES = ("fast", "pygments")
 def token_texts(lexer: Lexer, text: str, engine: str = "fast") -> list[str]:
     """:func:`significant_tokens` as a list, by the chosen engine.
 
-    ``fast`` runs :class:`minhashdup.fastlex.FastLexer` for the lexers it reproduces exactly
+    ``fast`` runs :class:`minhashdup.source.fastlex.FastLexer` for the lexers it reproduces exactly
     and pygments itself for the others; ``pygments`` always runs pygments.
     """
     if engine == "fast":
@@ -166,7 +166,7 @@ def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tup
 @functools.lru_cache(maxsize=256)
 def _fast_for(cls: type[Lexer]) -> FastLexer | None:
     # Built once per lexer class and process, from the same instance lexer_for hands out.
-    from minhashdup.fastlex import FastLexer, supported  # fastlex imports this module
+    from minhashdup.source.fastlex import FastLexer, supported  # fastlex imports this module
 
     if not supported(cls):
         return None

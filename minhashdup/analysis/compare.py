@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from minhashdup.config import Config
+from minhashdup.core.shingles import intersection_size, shingle_hashes, token_hashes
+from minhashdup.core.signature import estimate, hash_seeds, signature, standard_error, truncate
+from minhashdup.core.substrings import maximal_runs
 from minhashdup.errors import InputPathError
-from minhashdup.paths import PathArg, one_path
-from minhashdup.safeio import read_regular
-from minhashdup.shingles import intersection_size, shingle_hashes, token_hashes
-from minhashdup.signature import estimate, hash_seeds, signature, standard_error, truncate
-from minhashdup.substrings import maximal_runs
-from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
+from minhashdup.source.paths import PathArg, one_path
+from minhashdup.source.safeio import read_regular
+from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +97,7 @@ REPORT_READ_LIMIT = 64 * 1024 * 1024
 
 def read_source(path: str, limit: int = REPORT_READ_LIMIT) -> str:
     """A source file's text, decoded as the scan decodes it: a regular file of at most
-    ``limit`` bytes, opened without blocking (:func:`minhashdup.safeio.read_regular`).
+    ``limit`` bytes, opened without blocking (:func:`minhashdup.source.safeio.read_regular`).
 
     Raises:
         InputPathError: the file is missing, unreadable, not a regular file, too large or binary.
@@ -128,7 +128,7 @@ def lex_text(path: str, text: str, k: int) -> Lexed:
 
 def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:
     """The token runs that file ``a`` shares with file ``b``: the first ``limit`` of
-    :func:`minhashdup.substrings.maximal_runs` over the two token sequences, runs of at least
+    :func:`minhashdup.core.substrings.maximal_runs` over the two token sequences, runs of at least
     ``k`` tokens (one shingle).
 
     So the longest shared run comes first and sizes never increase; runs never overlap in

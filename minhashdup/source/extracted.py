@@ -1,19 +1,19 @@
-"""What the per-file stage gives back: kept apart from :mod:`minhashdup.extract` so that a
+"""What the per-file stage gives back: kept apart from :mod:`minhashdup.source.extract` so that a
 fully cached scan never imports the lexing machinery (pygments, worker pools)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from minhashdup.hashing import UInt64Array
-from minhashdup.walk import SkipReason
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.source.walk import SkipReason
 
 
 @dataclasses.dataclass(frozen=True)
 class Extracted:
     """What one file gave: its shingle set, or why it has none.
 
-    ``digest`` is the content digest (:func:`minhashdup.cache.content_digest`) of the very
+    ``digest`` is the content digest (:func:`minhashdup.engine.cache.content_digest`) of the very
     bytes that were lexed, ``None`` when none could be read: the cache stores the shingles
     under it, never under a digest taken earlier, when the file may have held other bytes.
     """

@@ -9,7 +9,7 @@ WAL mode lets two scans share the cache and survives a scan killed at any moment
 file that is corrupt or not ours is moved aside and rebuilt, with a warning, never fatal.
 
 Entries record when they were last used (marked at most once a day), and the cache is
-pruned once a day after a scan, or on demand (:mod:`minhashdup.prune`).
+pruned once a day after a scan, or on demand (:mod:`minhashdup.engine.prune`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import numpy as np
 import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
-from minhashdup.hashing import UInt64Array
-from minhashdup.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
-from minhashdup.prune import run as run_prune
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
+from minhashdup.engine.prune import run as run_prune
 
 #: Bump when token or shingle hashing changes, or when entries written before may be wrong: the
 #: cache file is named after it, so entries of another format (stat rows included) are never
@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, use
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
 """
 # A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the
-# shingles. ``results``: whole scan results (:mod:`minhashdup.reuse`); ``meta``: last prune.
+# shingles. ``results``: whole scan results (:mod:`minhashdup.engine.reuse`); ``meta``: last prune.
 #: Scan results kept (the most recent): a few trees and option sets.
 KEEP_RESULTS = 16
 _PRUNE_RESULTS = (
@@ -285,7 +285,7 @@ class Cache:
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?)", encoded)])
 
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
-        """A stored scan result (see :mod:`minhashdup.reuse`) and when it was last used, or ``None``."""
+        """A stored scan result (see :mod:`minhashdup.engine.reuse`) and when it was last used, or ``None``."""
         row = self._db.execute("SELECT doc, used FROM results WHERE key = ?", (key,)).fetchone()
         return None if row is None else (bytes(row[0]), float(row[1]))
 
@@ -342,7 +342,7 @@ class Cache:
         spare_days: float = 0.0,
         wait: bool = True,
     ) -> Pruned | None:
-        """:func:`minhashdup.prune.run` on this cache: what was dropped, or ``None`` if nothing
+        """:func:`minhashdup.engine.prune.run` on this cache: what was dropped, or ``None`` if nothing
         was done (the reason of a failed write is in :attr:`warnings`). Raises ConfigError for
         a negative limit."""
         try:

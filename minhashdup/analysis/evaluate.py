@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup import exact, signature
-from minhashdup.bands import candidate_probability
 from minhashdup.config import Config
-from minhashdup.pipeline import Corpus, Prepared, lsh_candidates, prepare, rep_signatures
-from minhashdup.runs import pair_codes
+from minhashdup.core import exact, signature
+from minhashdup.core.bands import candidate_probability
+from minhashdup.core.runs import pair_codes
+from minhashdup.engine.pipeline import Corpus, Prepared, lsh_candidates, prepare, rep_signatures
 
 #: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win

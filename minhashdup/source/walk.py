@@ -32,7 +32,7 @@ from typing import NamedTuple
 import pathspec
 
 from minhashdup.errors import ConfigError, InputPathError
-from minhashdup.safeio import NotRegularFileError, TooLargeError, kind_of, read_regular
+from minhashdup.source.safeio import NotRegularFileError, TooLargeError, kind_of, read_regular
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
 

@@ -11,9 +11,9 @@ from collections.abc import Hashable, Iterable, Iterator
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup import bands as banding
-from minhashdup import signature as sig
-from minhashdup.hashing import UInt64Array, hash_bytes, hash_text
+from minhashdup.core import bands as banding
+from minhashdup.core import signature as sig
+from minhashdup.core.hashing import UInt64Array, hash_bytes, hash_text
 
 
 def item_hash(item: str | bytes) -> int:
@@ -108,7 +108,7 @@ class MinHash:
 
     @property
     def signature(self) -> UInt64Array:
-        """A copy of the ``K`` minima (:data:`minhashdup.signature.EMPTY` where the set is empty)."""
+        """A copy of the ``K`` minima (:data:`minhashdup.core.signature.EMPTY` where the set is empty)."""
         return self._sig.copy()
 
     def is_empty(self) -> bool:
@@ -194,7 +194,7 @@ class MinHash:
 class LSHIndex:
     """Banded LSH over MinHash signatures: items sharing a whole band share a bucket.
 
-    Candidates are approximate (see :func:`minhashdup.bands.candidate_probability`): check
+    Candidates are approximate (see :func:`minhashdup.core.bands.candidate_probability`): check
     them with an exact similarity before trusting them.
 
     Example:

@@ -29,7 +29,7 @@ import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import _TokenType
 
-from minhashdup.tokens import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
+from minhashdup.source.tokens import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
 
 if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated alias
     from re import _parser as parser  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Keeping the cache bounded: what :meth:`minhashdup.cache.Cache.prune` drops, and when.
+"""Keeping the cache bounded: what :meth:`minhashdup.engine.cache.Cache.prune` drops, and when.
 
 Every entry (a file's shingles with its signatures, a stat row, a whole result) records when
 it was last used. Pruning drops the entries unused for a number of days, then, while the

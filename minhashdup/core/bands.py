@@ -12,8 +12,8 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.hashing import U64, UInt64Array, mix64_inplace
-from minhashdup.runs import distinct, pairs_in_runs, runs
+from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace
+from minhashdup.core.runs import distinct, pairs_in_runs, runs
 
 IntArray = npt.NDArray[np.int64]
 _COMBINE = U64(0xD6E8FEB86659FD93)

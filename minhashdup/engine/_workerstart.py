@@ -1,4 +1,4 @@
-"""Imported by the fork server only (see :data:`minhashdup.parallel._PRELOAD`), never by the
+"""Imported by the fork server only (see :data:`minhashdup.engine.parallel._PRELOAD`), never by the
 main process: the fork server remembers SIGINT's handler as it stands after its preloads and
 gives it to every worker it forks. Set to "ignore" here, a worker ignores Ctrl-C from its first
 instruction, before the pool's initializer could say so; without it, a Ctrl-C landing while a

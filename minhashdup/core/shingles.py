@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from minhashdup.hashing import U64, UInt64Array, mix64_inplace, seed_sequence
+from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace, seed_sequence
 
 
 def token_hashes(tokens: Iterable[str]) -> UInt64Array:
@@ -15,7 +15,7 @@ def token_hashes(tokens: Iterable[str]) -> UInt64Array:
 
     Each distinct text is hashed once per call (a file repeats its identifiers a lot);
     the digests are read as little-endian words, so the values match
-    :func:`minhashdup.hashing.hash_text` on every machine.
+    :func:`minhashdup.core.hashing.hash_text` on every machine.
     """
     tokens = tokens if isinstance(tokens, list) else list(tokens)
     distinct = list(dict.fromkeys(tokens))

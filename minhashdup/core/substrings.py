@@ -2,7 +2,7 @@
 
 Pure functions over integer arrays, no I/O. :func:`maximal_runs` is what ``compare``, the HTML
 side-by-side view and the SARIF regions show (as token runs, via
-:func:`minhashdup.compare.shared_runs`).
+:func:`minhashdup.analysis.compare.shared_runs`).
 
 How: runs shorter than ``minimum`` never count, so the work is done on windows of ``minimum``
 elements (one 64-bit hash each, as shingles are hashed), which repeat far less than single
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.shingles import shingle_hashes
+from minhashdup.core.shingles import shingle_hashes
 
 IntArray = npt.NDArray[np.int64]
 

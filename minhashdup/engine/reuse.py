@@ -16,17 +16,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from minhashdup import signature
 from minhashdup._version import __version__
-from minhashdup.cache import CACHE_FORMAT, RACY_SECONDS, Cache, content_digest, default_dir, file_key
-from minhashdup.cache import Entry as CacheEntry
-from minhashdup.cache import family as cache_family
 from minhashdup.config import Config
-from minhashdup.extracted import Extracted
-from minhashdup.hashing import UInt64Array
+from minhashdup.core import signature
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, content_digest, default_dir, file_key
+from minhashdup.engine.cache import Entry as CacheEntry
+from minhashdup.engine.cache import family as cache_family
 from minhashdup.result import SCHEMA_VERSION, Cluster, Group, Notice, Pair, Result, Stats
-from minhashdup.safeio import read_regular_with_stat
-from minhashdup.walk import FileEntry, Skip, SkipReason
+from minhashdup.source.extracted import Extracted
+from minhashdup.source.safeio import read_regular_with_stat
+from minhashdup.source.walk import FileEntry, Skip, SkipReason
 
 
 @contextlib.contextmanager
@@ -215,7 +215,7 @@ def result_key(
 
 def storable(result: Result) -> bool:
     """Whether a result may be replayed: not when a file failed for a passing reason (a read
-    error, a worker that died). :func:`minhashdup.pipeline.collect` also keeps no key for a run
+    error, a worker that died). :func:`minhashdup.engine.pipeline.collect` also keeps no key for a run
     that warned of itself (a rebuilt cache, workers that could not start)."""
     transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
     return not any(n.reason in transient for n in result.skips)

@@ -3,7 +3,7 @@ files, and a gate on the new ones.
 
 Example (``tmp`` is a scratch folder; a CI job would add ``changed_since="origin/main"``):
     >>> from minhashdup import Config, scan
-    >>> from minhashdup.review import Review, apply
+    >>> from minhashdup.ci.review import Review, apply
     >>> recorded = apply(scan(["examples"], Config()), Review(write_baseline=f"{tmp}/dups.json"), ["examples"])
     >>> review = Review(baseline=f"{tmp}/dups.json", max_pairs=0)
     >>> result = apply(scan(["examples"], Config()), review, ["examples"])
@@ -17,12 +17,13 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from minhashdup import baseline as baselines
-from minhashdup import pipeline, project
+from minhashdup.ci import baseline as baselines
+from minhashdup.ci import git as project
+from minhashdup.ci.git import relative
+from minhashdup.engine import pipeline
 from minhashdup.errors import ConfigError
-from minhashdup.paths import PathsArg, path_list
-from minhashdup.project import relative
 from minhashdup.result import Pair, Result
+from minhashdup.source.paths import PathsArg, path_list
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 import click
 
+from minhashdup.ci.review import Review
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode
 from minhashdup.report import FORMATS
-from minhashdup.review import Review
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT = Config()
@@ -309,7 +309,7 @@ def config_from(options: dict[str, Any]) -> Config:
 
 
 def review_from(options: dict[str, Any], base: str = ".") -> Review:
-    """Build the :class:`~minhashdup.review.Review` of the CI options (raises ConfigError)."""
+    """Build the :class:`~minhashdup.ci.review.Review` of the CI options (raises ConfigError)."""
     changed: tuple[str, ...] | None = None
     source = options["files_from"]
     if source is not None:

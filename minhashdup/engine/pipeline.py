@@ -16,16 +16,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from minhashdup import bands as banding
-from minhashdup import cluster, exact, reuse, signature
 from minhashdup.config import Config
+from minhashdup.core import bands as banding
+from minhashdup.core import cluster, exact, signature
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.runs import pair_codes
+from minhashdup.engine import reuse
 from minhashdup.errors import ScanLimitError
-from minhashdup.extracted import Extracted
-from minhashdup.hashing import UInt64Array
-from minhashdup.paths import PathsArg, path_list
 from minhashdup.result import Cluster, Group, Notice, Pair, Result, Stats
-from minhashdup.runs import pair_codes
-from minhashdup.walk import FileEntry, Skip, SkipReason, walk
+from minhashdup.source.extracted import Extracted
+from minhashdup.source.paths import PathsArg, path_list
+from minhashdup.source.walk import FileEntry, Skip, SkipReason, walk
 
 
 class ProgressBar(Protocol):
@@ -109,7 +110,7 @@ def collect(
     """Walk ``paths`` and turn every file into its shingle set (lexing in parallel).
 
     With ``config.cache``, files whose content, name and settings were seen before are
-    taken from the cache (:mod:`minhashdup.cache`) and only the others are lexed. With
+    taken from the cache (:mod:`minhashdup.engine.cache`) and only the others are lexed. With
     ``reuse_result`` too, when every input of the scan is as in an earlier one, that scan's
     result is returned in ``Corpus.result`` and no file is loaded (:func:`scan` does this).
     ``paths`` is one path or a list of them, as for :func:`scan`.
@@ -140,7 +141,7 @@ def collect(
         try:
             todo = [files[i] for i in misses]
             on_done = bar.update if bar else None
-            from minhashdup.extract import extract_all  # pygments and pools only when something is lexed
+            from minhashdup.source.extract import extract_all  # pygments and pools only when something is lexed
 
             items = extract_all(
                 todo,

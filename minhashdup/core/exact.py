@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.hashing import UInt64Array
-from minhashdup.runs import distinct, runs
-from minhashdup.shingles import intersection_size
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.runs import distinct, runs
+from minhashdup.core.shingles import intersection_size
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

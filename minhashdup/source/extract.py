@@ -17,16 +17,16 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from minhashdup.cache import content_digest
 from minhashdup.config import MIB
-from minhashdup.extracted import Extracted
-from minhashdup.hashing import UInt64Array
-from minhashdup.parallel import pool_size, process_pool
-from minhashdup.safeio import TooLargeError, read_regular
-from minhashdup.shingles import shingle_set, token_hashes
-from minhashdup.signature import signature
-from minhashdup.tokens import NoLexerError, decode, lexer_for, token_texts
-from minhashdup.walk import FileEntry, SkipReason
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.shingles import shingle_set, token_hashes
+from minhashdup.core.signature import signature
+from minhashdup.engine.cache import content_digest
+from minhashdup.engine.parallel import pool_size, process_pool
+from minhashdup.source.extracted import Extracted
+from minhashdup.source.safeio import TooLargeError, read_regular
+from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts
+from minhashdup.source.walk import FileEntry, SkipReason
 
 #: Below this many bytes in total, worker processes cost more than they save.
 _INLINE_BYTES = 256 * 1024
@@ -152,10 +152,10 @@ def extract_all(
         files: what to read (``real`` paths are opened).
         shingle: tokens per shingle.
         workers: processes asked for; 1 runs in this process. No more are started than
-            there are usable cores or batches of files (:func:`minhashdup.parallel.pool_size`).
+            there are usable cores or batches of files (:func:`minhashdup.engine.parallel.pool_size`).
         on_done: called with the number of files finished, for progress bars.
         seeds: when given, each result carries its MinHash signature under these seeds.
-        engine: ``fast`` or ``pygments`` (see :func:`minhashdup.tokens.token_texts`).
+        engine: ``fast`` or ``pygments`` (see :func:`minhashdup.source.tokens.token_texts`).
         warnings: where to say that worker processes could not be used.
         timeout: seconds one file may take to lex (0: no limit).
         max_size: the most bytes read of one file (``--max-size``).

@@ -19,12 +19,10 @@ import click
 from click.core import ParameterSource
 
 from minhashdup import __version__
-from minhashdup.bands import candidate_probability, most_selective, recommend, tune
-from minhashdup.cache import Cache, default_dir
-from minhashdup.config import MIB, Config
-from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
-from minhashdup.evaluate import REPEATS, evaluate
-from minhashdup.options import (
+from minhashdup.analysis.evaluate import REPEATS, evaluate
+from minhashdup.ci.review import apply as review_result
+from minhashdup.ci.review import load as review_inputs
+from minhashdup.cli.options import (
     CONFIG_FILE_KEY,
     ByteSize,
     UsageFailure,
@@ -44,16 +42,18 @@ from minhashdup.options import (
     shingle_option,
     token_options,
 )
-from minhashdup.outfile import replaced
-from minhashdup.parallel import stop_workers
-from minhashdup.pipeline import ProgressBar, ProgressFactory, collect, scan
-from minhashdup.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
+from minhashdup.cli.settings import config_option
+from minhashdup.config import MIB, Config
+from minhashdup.core.bands import candidate_probability, most_selective, recommend, tune
+from minhashdup.engine.cache import Cache, default_dir
+from minhashdup.engine.parallel import stop_workers
+from minhashdup.engine.pipeline import ProgressBar, ProgressFactory, collect, scan
+from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
+from minhashdup.errors import ConfigError, ExitCode, MinhashdupError
 from minhashdup.report import render
 from minhashdup.report.notices import render_notices
+from minhashdup.report.outfile import replaced
 from minhashdup.report.terminal import printable
-from minhashdup.review import apply as review_result
-from minhashdup.review import load as review_inputs
-from minhashdup.settings import config_option
 
 SCAN_EPILOG = """\b
 Examples:
@@ -473,7 +473,7 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.
     """
-    from minhashdup.compare import compare_files  # pygments: only for this command
+    from minhashdup.analysis.compare import compare_files  # pygments: only for this command
 
     try:
         config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)

@@ -47,7 +47,7 @@ def read_regular(path: str, limit: int, follow: bool = True) -> bytes:
         >>> read_regular("/dev/null", 10)
         Traceback (most recent call last):
         ...
-        minhashdup.safeio.NotRegularFileError: [Errno 22] not a regular file (character device): '/dev/null'
+        minhashdup.source.safeio.NotRegularFileError: [Errno 22] not a regular file (character device): '/dev/null'
     """
     return read_regular_with_stat(path, limit, follow)[0]
 

@@ -24,12 +24,12 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 
-from minhashdup import cluster
+from minhashdup.ci.git import real, relative
+from minhashdup.core import cluster
 from minhashdup.errors import MinhashdupError
-from minhashdup.outfile import replaced
-from minhashdup.project import real, relative
+from minhashdup.report.outfile import replaced
 from minhashdup.result import Pair, Result
-from minhashdup.safeio import TooLargeError, read_regular
+from minhashdup.source.safeio import TooLargeError, read_regular
 
 VERSION = 1
 _KEY = "minhashdup_baseline"

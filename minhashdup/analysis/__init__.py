@@ -1,0 +1,1 @@
+"""What is computed on top of a scan or two files: compare, evaluate."""

@@ -1,0 +1,1 @@
+"""The CI review: baselines, changed files from git, the gate."""

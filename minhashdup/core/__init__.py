@@ -1,0 +1,1 @@
+"""Pure algorithms over numpy arrays: no I/O, no processes."""

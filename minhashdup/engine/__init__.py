@@ -1,0 +1,1 @@
+"""How the stages run: the local process pool, the SQLite cache around extraction."""
