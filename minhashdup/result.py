@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -130,18 +131,51 @@ class Stats:
         return out
 
 
+class SkipReason(str, enum.Enum):
+    """Why a path was not scanned. Values are the keys of ``stats.skipped`` in reports."""
+
+    EXCLUDED = "excluded"
+    NOT_INCLUDED = "not-included"
+    GITIGNORED = "gitignored"
+    VCS = "vcs-metadata"
+    TOO_LARGE = "too-large"
+    SPECIAL = "not-a-regular-file"
+    DANGLING = "dangling-symlink"
+    CYCLE = "symlink-cycle"
+    OUTSIDE = "symlink-outside-root"
+    DUPLICATE = "duplicate-path"
+    UNREADABLE = "unreadable"
+    BINARY = "binary"
+    NO_LEXER = "no-lexer"
+    LEX_ERROR = "lex-error"
+    TOO_SMALL = "too-few-shingles"
+    OWN_FILE = "minhashdup-file"
+
+    @property
+    def is_filter(self) -> bool:
+        """True for skips the user asked for (globs, .gitignore, VCS folders)."""
+        return self in _FILTERS
+
+
+_FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED, SkipReason.VCS, SkipReason.OWN_FILE}
+
+
 @dataclasses.dataclass(frozen=True)
-class Notice:
-    """A file that was not compared, and why: ``reason`` is a ``stats.skipped`` key."""
+class Skip:
+    """A path that was not scanned or not compared, and why (``detail`` adds e.g. the OS error).
+
+    One type from the walk to the renderers: the walker, the lexing workers and the scan
+    each add theirs; reports show those that are not filters.
+    """
 
     path: str
-    reason: str
+    reason: SkipReason
     detail: str = ""
 
     @property
     def message(self) -> str:
         """``reason (detail)``, as shown on stderr."""
-        return f"{self.reason} ({self.detail})" if self.detail else self.reason
+        return f"{self.reason.value} ({self.detail})" if self.detail else self.reason.value
 
 
 @dataclasses.dataclass
@@ -152,7 +186,7 @@ class Result:
     stats: Stats
     pairs: list[Pair]
     clusters: list[Cluster]
-    skips: list[Notice] = dataclasses.field(default_factory=list)
+    skips: list[Skip] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
     #: Paths of the files compared, sorted; the HTML report draws them all.
     files: list[str] = dataclasses.field(default_factory=list)

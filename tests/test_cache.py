@@ -19,7 +19,7 @@ from minhashdup.cli import cli
 from minhashdup.engine.cache import FILE_NAME, Cache
 from minhashdup.engine.reuse import storable
 from minhashdup.errors import ExitCode
-from minhashdup.result import Notice, Result, Stats
+from minhashdup.result import Result, Skip, SkipReason, Stats
 
 from .conftest import TreeFactory, go_file, render_go
 
@@ -353,6 +353,6 @@ def test_any_change_of_input_computes_afresh(make_tree: TreeFactory, change: str
 
 
 def test_results_with_passing_failures_are_not_replayed() -> None:
-    failed = Result({}, Stats(), [], [], [Notice("x.go", "lex-error", "worker died")])
+    failed = Result({}, Stats(), [], [], [Skip("x.go", SkipReason.LEX_ERROR, "worker died")])
     assert not storable(failed)
-    assert storable(Result({}, Stats(), [], [], [Notice("y.go", "too-few-shingles")]))
+    assert storable(Result({}, Stats(), [], [], [Skip("y.go", SkipReason.TOO_SMALL)]))

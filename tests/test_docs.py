@@ -11,7 +11,7 @@ import pytest
 from minhashdup.cli import cli
 from minhashdup.core.bands import candidate_probability
 from minhashdup.errors import ExitCode
-from minhashdup.source.walk import SkipReason
+from minhashdup.result import SkipReason
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

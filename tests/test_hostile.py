@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
+from minhashdup.result import SkipReason
 from minhashdup.source.extract import extract_file
-from minhashdup.source.walk import SkipReason
 
 
 @settings(max_examples=60, deadline=None)

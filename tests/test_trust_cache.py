@@ -23,7 +23,7 @@ from minhashdup.cli import cli
 from minhashdup.engine import cache as cache_module
 from minhashdup.engine import parallel, pipeline, reuse
 from minhashdup.errors import ExitCode
-from minhashdup.result import Notice, Result
+from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source import extract as extract_module
 
 from .conftest import TreeFactory, go_file, near_copy, render_go
@@ -209,7 +209,7 @@ def test_a_source_file_replaced_by_a_fifo_after_the_walk_is_skipped(
         after_walk(swap)
         result = scan([str(root)], config)
     assert _pairs(result) == before[:1]  # the others' pairs are kept
-    assert result.skips == [Notice(str(target), "unreadable", "not a regular file (FIFO)")]
+    assert result.skips == [Skip(str(target), SkipReason.UNREADABLE, "not a regular file (FIFO)")]
 
 
 @pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
@@ -232,7 +232,7 @@ def test_a_source_file_swapped_for_a_link_after_the_walk_is_not_followed(
     after_walk(swap)
     result = scan([str(root)], config)
     assert _pairs(result) == before[:1]
-    assert result.skips == [Notice(str(target), "unreadable", "a symbolic link now (swapped after the walk)")]
+    assert result.skips == [Skip(str(target), SkipReason.UNREADABLE, "a symbolic link now (swapped after the walk)")]
 
 
 @pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
@@ -246,7 +246,9 @@ def test_a_file_grown_past_max_size_after_the_walk_is_skipped_as_too_large(
     after_walk(lambda: target.write_bytes(target.read_bytes() + b"\n" * 20_000))
     result = scan([str(root)], config)
     assert _pairs(result) == before[:1]
-    assert result.skips == [Notice(str(target), "too-large", "grew over --max-size (20000 bytes) during the scan")]
+    assert result.skips == [
+        Skip(str(target), SkipReason.TOO_LARGE, "grew over --max-size (20000 bytes) during the scan")
+    ]
 
 
 @pytest.fixture

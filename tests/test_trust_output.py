@@ -30,7 +30,7 @@ from minhashdup.report.console import markup
 from minhashdup.report.data import csv_cell
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
-from minhashdup.result import Notice, Result, Stats
+from minhashdup.result import Result, Skip, SkipReason, Stats
 
 from .conftest import TreeFactory, go_file, near_copy, render_go, run
 
@@ -141,7 +141,7 @@ def test_render_notices_escapes_warnings_and_paths() -> None:
         stats=Stats(),
         pairs=[],
         clusters=[],
-        skips=[Notice("\x1b[2Jx.go", "unreadable", "bad \u202e detail")],
+        skips=[Skip("\x1b[2Jx.go", SkipReason.UNREADABLE, "bad \u202e detail")],
         warnings=["cache /tmp/\x1b[31mc cannot be used"],
     )
     stream = io.StringIO()

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from minhashdup.errors import ConfigError, InputPathError
-from minhashdup.source.walk import SkipReason, walk
+from minhashdup.result import SkipReason
+from minhashdup.source.walk import walk
 
 from .conftest import TreeFactory
 

@@ -23,10 +23,10 @@ from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.runs import pair_codes
 from minhashdup.engine import reuse
 from minhashdup.errors import ScanLimitError
-from minhashdup.result import Cluster, Group, Notice, Pair, Result, Stats
+from minhashdup.result import Cluster, Group, Pair, Result, Skip, SkipReason, Stats
 from minhashdup.source.extracted import Extracted
 from minhashdup.source.paths import PathsArg, path_list
-from minhashdup.source.walk import FileEntry, Skip, SkipReason, walk
+from minhashdup.source.walk import FileEntry, walk
 
 
 class ProgressBar(Protocol):
@@ -329,7 +329,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
         for o in oversize
     ]
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
-    notices = [Notice(s.path, s.reason.value, s.detail) for s in prep.skips if not s.reason.is_filter]
+    notices = [s for s in prep.skips if not s.reason.is_filter]
     files = [corpus.paths[i] for members in prep.groups.members for i in members]
     rejected = _rejected(cand, ok, [corpus.paths[i] for i in reps])
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))

@@ -23,10 +23,10 @@ from minhashdup.core.hashing import UInt64Array
 from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, content_digest, default_dir, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
 from minhashdup.engine.cache import family as cache_family
-from minhashdup.result import SCHEMA_VERSION, Cluster, Group, Notice, Pair, Result, Stats
+from minhashdup.result import SCHEMA_VERSION, Cluster, Group, Pair, Result, Skip, SkipReason, Stats
 from minhashdup.source.extracted import Extracted
 from minhashdup.source.safeio import read_regular_with_stat
-from minhashdup.source.walk import FileEntry, Skip, SkipReason
+from minhashdup.source.walk import FileEntry
 
 
 @contextlib.contextmanager
@@ -227,7 +227,7 @@ def encode_result(result: Result) -> bytes:
         "stats": dataclasses.asdict(result.stats),
         "pairs": [dataclasses.astuple(p) for p in result.pairs],
         "clusters": [[list(c.files), c.pairs, c.jaccard_min, c.jaccard_max] for c in result.clusters],
-        "skips": [dataclasses.astuple(n) for n in result.skips],
+        "skips": [[s.path, s.reason.value, s.detail] for s in result.skips],
         "warnings": result.warnings,
         "files": result.files,
         "rejected": result.rejected,
@@ -244,7 +244,7 @@ def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
         Stats(**doc["stats"]),
         [Pair(*p) for p in doc["pairs"]],
         [Cluster(tuple(c[0]), c[1], c[2], c[3]) for c in doc["clusters"]],
-        [Notice(*n) for n in doc["skips"]],
+        [Skip(p, SkipReason(r), d) for p, r, d in doc["skips"]],
         list(doc["warnings"]),
         list(doc["files"]),
         [(a, b) for a, b in doc["rejected"]],

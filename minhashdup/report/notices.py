@@ -6,8 +6,7 @@ from collections import Counter
 from typing import TextIO
 
 from minhashdup.report.terminal import printable
-from minhashdup.result import Result
-from minhashdup.source.walk import SkipReason
+from minhashdup.result import Result, SkipReason
 
 #: Skipped files listed one by one without -v (at most :data:`NOTICE_LIMIT` of them).
 ALWAYS_LISTED = ("unreadable", "lex-error")
@@ -38,7 +37,7 @@ def render_notices(result: Result, stream: TextIO, quiet: bool = False, verbose:
 
 def skip_summary(result: Result, verbose: bool = False) -> str:
     """One line: files skipped by reason, then what the globs and .gitignore filtered out."""
-    counts = Counter(n.reason for n in result.skips)
+    counts = Counter(n.reason.value for n in result.skips)
     filtered = {k: v for k, v in sorted(result.stats.skipped.items()) if SkipReason(k).is_filter}
     parts = []
     if counts:

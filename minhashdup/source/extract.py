@@ -23,10 +23,11 @@ from minhashdup.core.shingles import shingle_set, token_hashes
 from minhashdup.core.signature import signature
 from minhashdup.engine.cache import content_digest
 from minhashdup.engine.parallel import pool_size, process_pool
+from minhashdup.result import SkipReason
 from minhashdup.source.extracted import Extracted
 from minhashdup.source.safeio import TooLargeError, read_regular
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts
-from minhashdup.source.walk import FileEntry, SkipReason
+from minhashdup.source.walk import FileEntry
 
 #: Below this many bytes in total, worker processes cost more than they save.
 _INLINE_BYTES = 256 * 1024

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.source.walk import SkipReason
+from minhashdup.result import SkipReason
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,6 @@ are not applied, so more files are scanned, never fewer.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import errno
 import os
 import stat
@@ -32,6 +31,7 @@ from typing import NamedTuple
 import pathspec
 
 from minhashdup.errors import ConfigError, InputPathError
+from minhashdup.result import Skip, SkipReason
 from minhashdup.source.safeio import NotRegularFileError, TooLargeError, kind_of, read_regular
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
@@ -50,35 +50,6 @@ IGNORE_NESTING_LIMIT = 64
 BACKEND = "re2"
 
 
-class SkipReason(str, enum.Enum):
-    """Why a path was not scanned. Values are the keys of ``stats.skipped`` in reports."""
-
-    EXCLUDED = "excluded"
-    NOT_INCLUDED = "not-included"
-    GITIGNORED = "gitignored"
-    VCS = "vcs-metadata"
-    TOO_LARGE = "too-large"
-    SPECIAL = "not-a-regular-file"
-    DANGLING = "dangling-symlink"
-    CYCLE = "symlink-cycle"
-    OUTSIDE = "symlink-outside-root"
-    DUPLICATE = "duplicate-path"
-    UNREADABLE = "unreadable"
-    BINARY = "binary"
-    NO_LEXER = "no-lexer"
-    LEX_ERROR = "lex-error"
-    TOO_SMALL = "too-few-shingles"
-    OWN_FILE = "minhashdup-file"
-
-    @property
-    def is_filter(self) -> bool:
-        """True for skips the user asked for (globs, .gitignore, VCS folders)."""
-        return self in _FILTERS
-
-
-_FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED, SkipReason.VCS, SkipReason.OWN_FILE}
-
-
 @dataclasses.dataclass(frozen=True)
 class FileEntry:
     """A file to scan: ``path`` as shown to the user, ``real`` its resolved absolute path.
@@ -92,15 +63,6 @@ class FileEntry:
     size: int
     mtime_ns: int = 0
     inode: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class Skip:
-    """A path that was not scanned, and why (``detail`` adds e.g. the OS error)."""
-
-    path: str
-    reason: SkipReason
-    detail: str = ""
 
 
 @dataclasses.dataclass
