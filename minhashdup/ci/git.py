@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from minhashdup.analysis.regions import Project
 from minhashdup.errors import MinhashdupError
 
 _GIT_TIMEOUT = 120
@@ -65,6 +66,12 @@ def project_root(start: str | os.PathLike[str] = ".") -> str:
         return git_toplevel(folder)
     except ChangesError:
         return folder
+
+
+def locate(paths: Iterable[str], start: str | os.PathLike[str] = ".") -> Project:
+    """Where ``paths`` are in the project holding ``start`` (see :func:`project_root`): what a
+    SARIF report needs to name them relative to the repository, computed before it is written."""
+    return Project(project_root(start), {path: real(path) for path in paths})
 
 
 def git_toplevel(folder: str) -> str:

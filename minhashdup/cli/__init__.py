@@ -19,7 +19,9 @@ import click
 from click.core import ParameterSource
 
 from minhashdup import __version__
+from minhashdup.analysis import regions
 from minhashdup.analysis.evaluate import REPEATS, evaluate
+from minhashdup.ci.git import locate
 from minhashdup.ci.review import apply as review_result
 from minhashdup.ci.review import load as review_inputs
 from minhashdup.cli.options import (
@@ -54,6 +56,7 @@ from minhashdup.report import render
 from minhashdup.report.notices import render_notices
 from minhashdup.report.outfile import replaced
 from minhashdup.report.terminal import printable
+from minhashdup.result import Result
 
 SCAN_EPILOG = """\b
 Examples:
@@ -193,11 +196,11 @@ def scan_command(
     except MinhashdupError as err:
         raise UsageFailure(str(err)) from None
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    extra: dict[str, Any] = {"per": sarif_per} if fmt == "sarif" else {}
-    if fmt in ("sarif", "html"):
-        extra["jobs"] = config.workers  # both lex the paired files again
+    extra = _report_inputs(result, fmt, sarif_per, config.workers)
     failed = review.fails(result)  # decided before any write: a closed stream must not change it
-    _write(lambda stream: render(result, fmt, stream, **extra), output)
+    notes: list[str] = []
+    _write(lambda stream: notes.extend(render(result, fmt, stream, **extra)), output)
+    result.warnings.extend(notes)
     with _stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         _threshold_hint(config, quiet)
@@ -218,6 +221,19 @@ def scan_command(
 
 
 scan_command.name = "scan"
+
+
+def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[str, Any]:
+    """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
+    writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
+    where the project is."""
+    if fmt == "sarif":
+        project = locate(regions.shown_paths(result, sarif_per))
+        found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
+        return {"per": sarif_per, "project": project, "regions": found}
+    if fmt == "html":
+        return {"sources": regions.side_by_side(result, jobs)}
+    return {}
 
 
 @cli.group(name="cache")

@@ -1,5 +1,9 @@
 """Renderers of a :class:`~minhashdup.result.Result`: each writes one format to a text stream.
 
+A renderer only writes: it reads no file, runs no program and starts no process. What SARIF
+and HTML show beyond the result (shared runs, file texts, where the project is) is computed
+before, by :mod:`minhashdup.analysis.regions`, and passed in as options.
+
 Renderer modules are imported when first used: the rich-based table costs import time that
 a warm ``--format json`` run does not need to pay.
 """
@@ -12,7 +16,8 @@ from typing import Any, TextIO
 
 from minhashdup.result import Result
 
-Renderer = Callable[..., None]
+#: A renderer may return warnings for the user about what it wrote (SARIF: cut to GitHub's limits).
+Renderer = Callable[..., "list[str] | None"]
 
 _RENDERERS: dict[str, tuple[str, str]] = {
     "table": ("minhashdup.report.table", "render_table"),
@@ -33,7 +38,8 @@ def renderer(fmt: str) -> Renderer:
     return found
 
 
-def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> None:
+def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> list[str]:
     """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`); ``options``
-    go to that format's renderer (e.g. ``per="cluster"`` for SARIF)."""
-    renderer(fmt)(result, stream, **options)
+    go to that format's renderer (e.g. ``per="cluster"`` for SARIF). Returns the warnings about
+    what was written (the result itself is left as it was)."""
+    return renderer(fmt)(result, stream, **options) or []
