@@ -21,6 +21,7 @@ from minhashdup.analysis.regions import Project, SideBySide
 from minhashdup.ci.git import locate
 from minhashdup.engine import parallel
 from minhashdup.report import render
+from minhashdup.report.comparison import render_comparison_table
 from minhashdup.report.html import render_html
 from minhashdup.report.sarif import render_sarif
 from minhashdup.result import Result
@@ -138,6 +139,21 @@ def test_renderers_only_write_what_was_computed_before(families: Path, monkeypat
     assert _regions(bare.getvalue()) == [{"startLine": 1}] * 12
     assert _regions(full.getvalue()) == [{"startLine": r.a_lines[0], "endLine": r.a_lines[1]} for r in longest if r]
     assert (json.dumps(result.to_dict()), result.warnings) == before  # the result is left as it was
+
+
+def test_the_comparison_table_shows_the_texts_it_is_given(families: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pair = _scan(families).pairs[0]
+    found = compare.compare_files(pair.a, pair.b)
+    texts = {path: Path(path).read_text() for path in (pair.a, pair.b)}
+    _forbid(monkeypatch)
+    bare, full = io.StringIO(), io.StringIO()
+    render_comparison_table(found, bare)
+    render_comparison_table(found, full, texts=texts)
+    run = found.runs[0]
+    line = next(x.strip() for x in texts[pair.a].splitlines()[run.a_lines[0] - 1 :] if x.strip().startswith("func"))
+    assert line not in bare.getvalue() and line[:30] in full.getvalue()  # a line of the longest run
+    assert "╭" not in bare.getvalue() and full.getvalue().count("╭") == 2 * min(3, len(found.runs))  # the panels
+    assert bare.getvalue() in full.getvalue()  # the side by side comes after the same summary and table
 
 
 def test_an_empty_side_by_side_is_the_page_without_sources(families: Path) -> None:

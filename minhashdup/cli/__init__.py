@@ -19,9 +19,7 @@ import click
 from click.core import ParameterSource
 
 from minhashdup import __version__
-from minhashdup.analysis import regions
 from minhashdup.analysis.evaluate import REPEATS, evaluate
-from minhashdup.ci.git import locate
 from minhashdup.ci.review import apply as review_result
 from minhashdup.ci.review import load as review_inputs
 from minhashdup.cli.options import (
@@ -227,6 +225,9 @@ def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[
     """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
     writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
     where the project is."""
+    from minhashdup.analysis import regions  # pygments: only for these formats
+    from minhashdup.ci.git import locate
+
     if fmt == "sarif":
         project = locate(regions.shown_paths(result, sarif_per))
         found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
@@ -489,17 +490,21 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.
     """
-    from minhashdup.analysis.compare import compare_files  # pygments: only for this command
+    from minhashdup.analysis.compare import compare_files, read_source  # pygments: only for this command
 
     try:
         config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
         result = compare_files(a, b, config)
+        shown = fmt != "json" and result.runs  # the table shows the runs' lines: read before rendering
+        texts = {path: read_source(path) for path in (result.a, result.b)} if shown else {}
     except MinhashdupError as err:
         raise UsageFailure(str(err).replace("--bands", "--hashes")) from None
     from minhashdup.report.comparison import render_comparison_json, render_comparison_table
 
-    renderer = render_comparison_json if fmt == "json" else render_comparison_table
-    _write(functools.partial(renderer, result), None, _NO_OUTPUT)
+    if fmt == "json":
+        _write(functools.partial(render_comparison_json, result), None, _NO_OUTPUT)
+    else:
+        _write(functools.partial(render_comparison_table, result, texts=texts), None, _NO_OUTPUT)
 
 
 compare_command.name = "compare"
