@@ -34,7 +34,7 @@ ADDED = ["sarif-pydantic", "pydantic", "pydantic-core", "annotated-types", "typi
 def synthetic(n: int) -> tuple[Result, Project, list[Run | None]]:
     pairs = [Pair(f"src/p{i:05d}/a.go", f"src/p{i:05d}/b.go", 1 - i / (2 * n), 0.5, 100, 100, 60) for i in range(n)]
     result = Result({"threshold": 0.5, "shingle": 5}, Stats(), pairs, [])
-    project = Project("/repo", {path: f"/repo/{path}" for p in pairs for path in (p.a, p.b)})
+    project = Project.of("/repo", {path: f"/repo/{path}" for p in pairs for path in (p.a, p.b)})
     regions: list[Run | None] = [Run((3 + i % 40, 30 + i % 40), (5, 32), 120) for i in range(n)]
     return result, project, regions
 

@@ -167,7 +167,7 @@ def test_an_empty_side_by_side_is_the_page_without_sources(families: Path) -> No
 
 def test_project_names_files_relative_to_its_root(tmp_path: Path) -> None:
     inside, outside = tmp_path / "repo" / "src" / "a b.go", tmp_path / "far.go"
-    project = Project(str(tmp_path / "repo"), {"x": str(inside), "y": str(outside)})
+    project = Project.of(str(tmp_path / "repo"), {"x": str(inside), "y": str(outside)})
     assert (project.name("x"), project.name("y")) == ("src/a b.go", "../far.go")
 
 

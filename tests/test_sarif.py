@@ -246,7 +246,7 @@ def _synthetic(pairs: int, family: int) -> Result:
 def _here(result: Result, per: str = "pair") -> Project:
     """Where the (made-up) files of ``result`` are, the current folder the project's root."""
     root = str(Path.cwd().resolve())
-    return Project(root, {path: f"{root}/{path}" for path in regions.shown_paths(result, per)})
+    return Project.of(root, {path: f"{root}/{path}" for path in regions.shown_paths(result, per)})
 
 
 def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(

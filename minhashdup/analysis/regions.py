@@ -55,21 +55,29 @@ class SideBySide:
 @dataclasses.dataclass(frozen=True)
 class Project:
     """Where the files a report names are: ``root``, the top folder of the project (the git
-    repository holding the current folder, else that folder), and ``real[path]``, each file's
-    absolute path with its folders resolved (see :func:`minhashdup.ci.git.locate`). Both are
-    real paths, so a name relative to the root is a matter of strings."""
+    repository holding the current folder, else that folder; see
+    :func:`minhashdup.ci.git.locate`), and for each file as scanned its ``name`` relative to the
+    root (``/``-separated, ``../`` first when outside it) and its ``real`` path (absolute, its
+    folders resolved)."""
 
     root: str
+    names: dict[str, str]
     real: dict[str, str]
 
-    def name(self, path: str) -> str:
-        """``path`` relative to the root, ``/``-separated (``../`` first when outside it).
+    @classmethod
+    def of(cls, root: str, real: dict[str, str]) -> Project:
+        """The project of real paths ``real[path]`` under the real folder ``root``.
 
         Example:
-            >>> Project("/repo", {"src/a.go": "/repo/src/a.go"}).name("src/a.go")
-            'src/a.go'
+            >>> Project.of("/repo", {"src/a.go": "/repo/src/a.go", "b.go": "/b.go"}).names
+            {'src/a.go': 'src/a.go', 'b.go': '../b.go'}
         """
-        return os.path.relpath(self.real[path], self.root).replace(os.sep, "/")
+        names = {path: os.path.relpath(where, root).replace(os.sep, "/") for path, where in real.items()}
+        return cls(root, names, real)
+
+    def name(self, path: str) -> str:
+        """``path`` relative to the root (see :meth:`of`)."""
+        return self.names[path]
 
 
 def shown_paths(result: Result, per: str = "pair") -> list[str]:

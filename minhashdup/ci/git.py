@@ -76,7 +76,7 @@ def locate(paths: Iterable[str], start: str | os.PathLike[str] = ".") -> Project
     SARIF report needs to name them relative to the repository, computed before it is written."""
     from minhashdup.analysis.regions import Project  # with the lexers: only for the reports that need it
 
-    return Project(project_root(start), {path: real(path) for path in paths})
+    return Project.of(project_root(start), {path: real(path) for path in paths})
 
 
 def git_toplevel(folder: str) -> str:
