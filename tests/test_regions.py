@@ -127,15 +127,15 @@ def test_renderers_only_write_what_was_computed_before(families: Path, monkeypat
     _forbid(monkeypatch)
     for fmt in minhashdup.report.FORMATS:
         if fmt not in ("sarif", "html"):
-            assert render(result, fmt, io.StringIO()) == []
+            render(result, fmt, io.StringIO())
     bare, full = io.StringIO(), io.StringIO()
     render_html(result, bare)
     render_html(result, full, sources=shown)
     assert _sources(bare.getvalue()) == {} and "12 paired files without their text" in bare.getvalue()
     assert sorted(_sources(full.getvalue()).values()) == sorted(shown.texts.values())
     bare, full = io.StringIO(), io.StringIO()
-    assert render_sarif(result, bare, project=project) == []
-    assert render_sarif(result, full, project=project, regions=longest) == []
+    render_sarif(result, bare, project=project)
+    render_sarif(result, full, project=project, regions=longest)
     assert _regions(bare.getvalue()) == [{"startLine": 1}] * 12
     assert _regions(full.getvalue()) == [{"startLine": r.a_lines[0], "endLine": r.a_lines[1]} for r in longest if r]
     assert (json.dumps(result.to_dict()), result.warnings) == before  # the result is left as it was

@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.resources
 import io
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +258,8 @@ def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
     monkeypatch.chdir(tmp_path)
     result = _synthetic(30_000, 0)
     stream = io.StringIO()
-    warnings = render_sarif(result, stream, project=_here(result))
+    warnings: list[str] = []
+    render_sarif(result, stream, project=_here(result), warn=warnings.append)
     text = stream.getvalue()
     assert len(text.encode()) <= sarif_module.MAX_BYTES
     doc = json.loads(text)
@@ -272,6 +276,8 @@ def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
         "results and 10 MB; --sarif-per cluster or --baseline makes fewer"
     ]
     assert result.warnings == []  # the renderer leaves its input as it was
+    with pytest.warns(UserWarning, match="SARIF truncated: .* of 30000 results kept"):
+        render_sarif(result, io.StringIO(), project=_here(result))  # no one to tell: a Python warning
 
 
 def test_a_big_family_names_at_most_githubs_related_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -296,3 +302,35 @@ def test_the_schema_check_rejects_a_broken_document(repo: Path) -> None:
     broken["version"] = "2.0"
     broken["runs"][0]["results"][0]["level"] = "fatal"
     assert len(schema_errors(broken)) == 2
+
+
+#: minhashdup with GitHub's limit of results per run lowered to one.
+ONE_RESULT_MAIN = """
+import minhashdup.report.sarif as sarif
+
+sarif.MAX_RESULTS = 1
+
+if __name__ == "__main__":
+    from minhashdup.cli import main
+
+    main()
+"""
+
+
+def test_the_truncation_warning_survives_a_reader_that_went_away(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    script = tmp_path_factory.mktemp("main") / "one_result.py"
+    script.write_text(ONE_RESULT_MAIN)
+    env = {**os.environ, "PYTHONPATH": str(Path(sarif_module.__file__).parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "scan", ".", "--exact", "-q", "--no-cache", "-f", "sarif"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # `| head -0`: the log cannot be written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == ExitCode.OK, err
+    assert "SARIF truncated: 1 of 4 results kept" in err

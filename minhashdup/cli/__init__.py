@@ -196,9 +196,7 @@ def scan_command(
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     extra = _report_inputs(result, fmt, sarif_per, config.workers)
     failed = review.fails(result)  # decided before any write: a closed stream must not change it
-    notes: list[str] = []
-    _write(lambda stream: notes.extend(render(result, fmt, stream, **extra)), output)
-    result.warnings.extend(notes)
+    _write(lambda stream: render(result, fmt, stream, **extra), output)
     with _stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         _threshold_hint(config, quiet)
@@ -224,14 +222,15 @@ scan_command.name = "scan"
 def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[str, Any]:
     """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
     writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
-    where the project is."""
+    where the project is; and SARIF's warning (cut to GitHub's limits) joins the scan's, shown
+    after the report."""
     from minhashdup.analysis import regions  # pygments: only for these formats
     from minhashdup.ci.git import locate
 
     if fmt == "sarif":
         project = locate(regions.shown_paths(result, sarif_per))
         found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
-        return {"per": sarif_per, "project": project, "regions": found}
+        return {"per": sarif_per, "project": project, "regions": found, "warn": result.warnings.append}
     if fmt == "html":
         return {"sources": regions.side_by_side(result, jobs)}
     return {}

@@ -16,8 +16,7 @@ from typing import Any, TextIO
 
 from minhashdup.result import Result
 
-#: A renderer may return warnings for the user about what it wrote (SARIF: cut to GitHub's limits).
-Renderer = Callable[..., "list[str] | None"]
+Renderer = Callable[..., None]
 
 _RENDERERS: dict[str, tuple[str, str]] = {
     "table": ("minhashdup.report.table", "render_table"),
@@ -38,8 +37,8 @@ def renderer(fmt: str) -> Renderer:
     return found
 
 
-def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> list[str]:
+def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> None:
     """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`); ``options``
-    go to that format's renderer (e.g. ``per="cluster"`` for SARIF). Returns the warnings about
-    what was written (the result itself is left as it was)."""
-    return renderer(fmt)(result, stream, **options) or []
+    go to that format's renderer (e.g. ``per="cluster"`` for SARIF). No renderer changes
+    ``result``."""
+    renderer(fmt)(result, stream, **options)

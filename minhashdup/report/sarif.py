@@ -12,7 +12,8 @@ either file is edited.
 
 GitHub accepts at most 25,000 results per run and 10 MB per file: beyond either, the
 strongest results are kept (pairs come sorted by similarity) and the truncation is stated in
-the run's ``properties`` and in the warning the renderer returns.
+the run's ``properties`` and by a warning, passed to the caller's ``warn`` before the log is
+written (the result is left as it was).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import hashlib
 import json
 import os
 import urllib.parse
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any, TextIO
 
@@ -76,8 +78,14 @@ def level(jaccard: float) -> str:
 
 
 def render_sarif(
-    result: Result, stream: TextIO, per: str = "pair", *, project: Project, regions: Sequence[Run | None] = ()
-) -> list[str]:
+    result: Result,
+    stream: TextIO,
+    per: str = "pair",
+    *,
+    project: Project,
+    regions: Sequence[Run | None] = (),
+    warn: Callable[[str], object] | None = None,
+) -> None:
     """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring).
 
     Args:
@@ -88,28 +96,29 @@ def render_sarif(
             :func:`minhashdup.analysis.regions.shown_paths`).
         regions: the longest shared run of each pair, in order
             (:func:`minhashdup.analysis.regions.pair_regions`); pairs without one get line 1.
-
-    Returns:
-        The warnings for the user: that the log was cut to GitHub's limits, if it was.
+        warn: called with each warning for the user (that the log was cut to GitHub's limits),
+            before anything is written; by default :func:`warnings.warn`.
     """
     log = _log(result, per, project)
     encoded = [json.dumps(item, ensure_ascii=False) for item in _results(result, per, project, regions)]
     kept = _fits(log, encoded)
-    warnings = []
     if kept < len(encoded):
         log["runs"][0]["properties"]["truncated"] = {
             "results": len(encoded),
             "kept": kept,
             "reason": f"GitHub code scanning accepts at most {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB",
         }
-        warnings.append(
+        (warn or _warn)(
             f"SARIF truncated: {kept} of {len(encoded)} results kept (the most similar), within GitHub's limits "
             f"of {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB; --sarif-per cluster or --baseline makes fewer"
         )
     skeleton = json.dumps(log, ensure_ascii=False, indent=1)
     head, _, tail = skeleton.rpartition('"results": []')  # the run's last key
     stream.write(head + '"results": [\n' + ",\n".join(encoded[:kept]) + "\n]" + tail + "\n")
-    return warnings
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, stacklevel=3)
 
 
 def _log(result: Result, per: str, project: Project) -> dict[str, Any]:
