@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.resources
 import io
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +17,11 @@ import pytest
 from click.testing import CliRunner
 from sarif_pydantic import Sarif
 
+from minhashdup.analysis import regions
+from minhashdup.analysis.regions import Project
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
 from minhashdup.report import sarif as sarif_module
-from minhashdup.report import sidebyside
 from minhashdup.report.sarif import render_sarif
 from minhashdup.result import Cluster, Pair, Result, Stats
 
@@ -145,11 +149,12 @@ def test_regions_and_side_by_side_do_not_depend_on_the_workers(tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     one, _ = sarif(".", "-j", "1")
     two, _ = sarif(".", "-j", "2")
-    assert len(results(one)) >= sidebyside.POOL_PAIRS and one == two
+    assert len(results(one)) >= regions.POOL_PAIRS and one == two
     assert all("run" in r["properties"] for r in results(one))
     files = sorted(str(p) for p in tmp_path.glob("*.go"))
-    pairs = [(i, j) for i in range(len(files)) for j in range(i + 1, len(files)) if files[i][-7:-5] == files[j][-7:-5]]
-    assert sidebyside.side_by_side(files, pairs, 5, jobs=1) == sidebyside.side_by_side(files, pairs, 5, jobs=2)
+    pairs = [Pair(a, b, 1.0, 1.0, 1, 1, 1) for i, a in enumerate(files) for b in files[i + 1 :] if a[-7:-5] == b[-7:-5]]
+    result = Result({"shingle": 5}, Stats(), pairs, [])
+    assert regions.side_by_side(result, jobs=1) == regions.side_by_side(result, jobs=2)
 
 
 def test_uris_are_relative_to_the_repository_whatever_the_working_folder(
@@ -241,13 +246,20 @@ def _synthetic(pairs: int, family: int) -> Result:
     return Result({"threshold": 0.5}, Stats(), made, clusters)
 
 
+def _here(result: Result, per: str = "pair") -> Project:
+    """Where the (made-up) files of ``result`` are, the current folder the project's root."""
+    root = str(Path.cwd().resolve())
+    return Project.of(root, {path: f"{root}/{path}" for path in regions.shown_paths(result, per)})
+
+
 def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     result = _synthetic(30_000, 0)
     stream = io.StringIO()
-    render_sarif(result, stream)
+    warnings: list[str] = []
+    render_sarif(result, stream, project=_here(result), warn=warnings.append)
     text = stream.getvalue()
     assert len(text.encode()) <= sarif_module.MAX_BYTES
     doc = json.loads(text)
@@ -259,13 +271,20 @@ def test_a_huge_result_is_cut_to_githubs_limits_with_the_strongest_kept(
     # These files do not exist: no run to point at, so the whole file (line 1).
     assert all(r["locations"][0]["physicalLocation"]["region"] == {"startLine": 1} for r in kept)
     assert all("run" not in r["properties"] for r in kept)
-    assert any("SARIF truncated" in w for w in result.warnings)
+    assert [w for w in warnings if "SARIF truncated" in w] == [
+        f"SARIF truncated: {len(kept)} of 30000 results kept (the most similar), within GitHub's limits of 25000 "
+        "results and 10 MB; --sarif-per cluster or --baseline makes fewer"
+    ]
+    assert result.warnings == []  # the renderer leaves its input as it was
+    with pytest.warns(UserWarning, match="SARIF truncated: .* of 30000 results kept"):
+        render_sarif(result, io.StringIO(), project=_here(result))  # no one to tell: a Python warning
 
 
 def test_a_big_family_names_at_most_githubs_related_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     stream = io.StringIO()
-    render_sarif(_synthetic(0, 1500), stream, per="cluster")
+    big = _synthetic(0, 1500)
+    render_sarif(big, stream, per="cluster", project=_here(big, "cluster"))
     doc = json.loads(stream.getvalue())
     validate(doc)
     [family] = results(doc)
@@ -283,3 +302,35 @@ def test_the_schema_check_rejects_a_broken_document(repo: Path) -> None:
     broken["version"] = "2.0"
     broken["runs"][0]["results"][0]["level"] = "fatal"
     assert len(schema_errors(broken)) == 2
+
+
+#: minhashdup with GitHub's limit of results per run lowered to one.
+ONE_RESULT_MAIN = """
+import minhashdup.report.sarif as sarif
+
+sarif.MAX_RESULTS = 1
+
+if __name__ == "__main__":
+    from minhashdup.cli import main
+
+    main()
+"""
+
+
+def test_the_truncation_warning_survives_a_reader_that_went_away(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    script = tmp_path_factory.mktemp("main") / "one_result.py"
+    script.write_text(ONE_RESULT_MAIN)
+    env = {**os.environ, "PYTHONPATH": str(Path(sarif_module.__file__).parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "scan", ".", "--exact", "-q", "--no-cache", "-f", "sarif"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # `| head -0`: the log cannot be written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == ExitCode.OK, err
+    assert "SARIF truncated: 1 of 4 results kept" in err

@@ -412,7 +412,7 @@ SLOW_MAIN = textwrap.dedent(
     import time
 
     import minhashdup.source.extract as extract
-    import minhashdup.report.sidebyside as sidebyside
+    import minhashdup.analysis.regions as regions
 
 
     def _slowed(function, variable):
@@ -425,7 +425,7 @@ SLOW_MAIN = textwrap.dedent(
 
 
     extract.extract_file = _slowed(extract.extract_file, "SLOW_LEX")
-    sidebyside._family_runs = _slowed(sidebyside._family_runs, "SLOW_FAMILY")
+    regions._family_runs = _slowed(regions._family_runs, "SLOW_FAMILY")
 
     if __name__ == "__main__":
         from minhashdup.cli import main

@@ -20,8 +20,12 @@ import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minhashdup.errors import MinhashdupError
+
+if TYPE_CHECKING:
+    from minhashdup.analysis.regions import Project
 
 _GIT_TIMEOUT = 120
 
@@ -65,6 +69,14 @@ def project_root(start: str | os.PathLike[str] = ".") -> str:
         return git_toplevel(folder)
     except ChangesError:
         return folder
+
+
+def locate(paths: Iterable[str], start: str | os.PathLike[str] = ".") -> Project:
+    """Where ``paths`` are in the project holding ``start`` (see :func:`project_root`): what a
+    SARIF report needs to name them relative to the repository, computed before it is written."""
+    from minhashdup.analysis.regions import Project  # with the lexers: only for the reports that need it
+
+    return Project.of(project_root(start), {path: real(path) for path in paths})
 
 
 def git_toplevel(folder: str) -> str:

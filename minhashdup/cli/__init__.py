@@ -54,6 +54,7 @@ from minhashdup.report import render
 from minhashdup.report.notices import render_notices
 from minhashdup.report.outfile import replaced
 from minhashdup.report.terminal import printable
+from minhashdup.result import Result
 
 SCAN_EPILOG = """\b
 Examples:
@@ -193,9 +194,7 @@ def scan_command(
     except MinhashdupError as err:
         raise UsageFailure(str(err)) from None
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    extra: dict[str, Any] = {"per": sarif_per} if fmt == "sarif" else {}
-    if fmt in ("sarif", "html"):
-        extra["jobs"] = config.workers  # both lex the paired files again
+    extra = _report_inputs(result, fmt, sarif_per, config.workers)
     failed = review.fails(result)  # decided before any write: a closed stream must not change it
     _write(lambda stream: render(result, fmt, stream, **extra), output)
     with _stderr_may_close():
@@ -218,6 +217,23 @@ def scan_command(
 
 
 scan_command.name = "scan"
+
+
+def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[str, Any]:
+    """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
+    writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
+    where the project is; and SARIF's warning (cut to GitHub's limits) joins the scan's, shown
+    after the report."""
+    from minhashdup.analysis import regions  # pygments: only for these formats
+    from minhashdup.ci.git import locate
+
+    if fmt == "sarif":
+        project = locate(regions.shown_paths(result, sarif_per))
+        found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
+        return {"per": sarif_per, "project": project, "regions": found, "warn": result.warnings.append}
+    if fmt == "html":
+        return {"sources": regions.side_by_side(result, jobs)}
+    return {}
 
 
 @cli.group(name="cache")
@@ -473,17 +489,21 @@ def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: 
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.
     """
-    from minhashdup.analysis.compare import compare_files  # pygments: only for this command
+    from minhashdup.analysis.compare import compare_files, read_source  # pygments: only for this command
 
     try:
         config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
         result = compare_files(a, b, config)
+        shown = fmt != "json" and result.runs  # the table shows the runs' lines: read before rendering
+        texts = {path: read_source(path) for path in (result.a, result.b)} if shown else {}
     except MinhashdupError as err:
         raise UsageFailure(str(err).replace("--bands", "--hashes")) from None
     from minhashdup.report.comparison import render_comparison_json, render_comparison_table
 
-    renderer = render_comparison_json if fmt == "json" else render_comparison_table
-    _write(functools.partial(renderer, result), None, _NO_OUTPUT)
+    if fmt == "json":
+        _write(functools.partial(render_comparison_json, result), None, _NO_OUTPUT)
+    else:
+        _write(functools.partial(render_comparison_table, result, texts=texts), None, _NO_OUTPUT)
 
 
 compare_command.name = "compare"

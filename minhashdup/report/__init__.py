@@ -1,5 +1,9 @@
 """Renderers of a :class:`~minhashdup.result.Result`: each writes one format to a text stream.
 
+A renderer only writes: it reads no file, runs no program and starts no process. What SARIF
+and HTML show beyond the result (shared runs, file texts, where the project is) is computed
+before, by :mod:`minhashdup.analysis.regions`, and passed in as options.
+
 Renderer modules are imported when first used: the rich-based table costs import time that
 a warm ``--format json`` run does not need to pay.
 """
@@ -35,5 +39,6 @@ def renderer(fmt: str) -> Renderer:
 
 def render(result: Result, fmt: str, stream: TextIO, **options: Any) -> None:
     """Write ``result`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`); ``options``
-    go to that format's renderer (e.g. ``per="cluster"`` for SARIF)."""
+    go to that format's renderer (e.g. ``per="cluster"`` for SARIF). No renderer changes
+    ``result``."""
     renderer(fmt)(result, stream, **options)

@@ -1,8 +1,12 @@
-"""``minhashdup compare``: the numbers, then the shared runs side by side, highlighted."""
+"""``minhashdup compare``: the numbers, then the shared runs side by side, highlighted.
+
+The files' texts are read before rendering (the renderer reads no file) and passed in.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TextIO
 
 from rich.columns import Columns
@@ -10,7 +14,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from minhashdup.analysis.compare import Comparison, Run, read_source
+from minhashdup.analysis.compare import Comparison, Run
 from minhashdup.report.console import make_console, markup
 from minhashdup.report.terminal import printable
 
@@ -24,8 +28,9 @@ def render_comparison_json(c: Comparison, stream: TextIO) -> None:
     stream.write("\n")
 
 
-def render_comparison_table(c: Comparison, stream: TextIO) -> None:
-    """Summary, the table of shared runs, and the longest runs side by side."""
+def render_comparison_table(c: Comparison, stream: TextIO, texts: Mapping[str, str] | None = None) -> None:
+    """Summary, the table of shared runs, and the longest runs side by side: those lines of
+    ``texts[c.a]`` and ``texts[c.b]`` (read by the caller; without them, no side by side)."""
     console = make_console(stream, highlight=False)
     k = c.params["hashes"]
     console.print(f"[bold]{markup(c.a)}[/] ~ [bold]{markup(c.b)}[/]")
@@ -43,16 +48,19 @@ def render_comparison_table(c: Comparison, stream: TextIO) -> None:
     for run in c.runs:
         table.add_row(str(run.tokens), _span(run.a_lines), _span(run.b_lines))
     console.print(table)
+    if not texts:
+        return
     for run in c.runs[:SHOWN_RUNS]:
-        console.print(Columns([_panel(c.a, run.a_lines), _panel(c.b, run.b_lines)], equal=True, expand=True))
+        panels = [_panel(c.a, texts[c.a], run.a_lines), _panel(c.b, texts[c.b], run.b_lines)]
+        console.print(Columns(panels, equal=True, expand=True))
 
 
 def _span(lines: tuple[int, int]) -> str:
     return f"{lines[0]}-{lines[1]}" if lines[0] != lines[1] else str(lines[0])
 
 
-def _panel(path: str, lines: tuple[int, int]) -> Panel:
-    text = printable(read_source(path), multiline=True)  # regular, bounded, never blocking
+def _panel(path: str, source: str, lines: tuple[int, int]) -> Panel:
+    text = printable(source, multiline=True)
     lexer = Syntax.guess_lexer(path, text)
     start, end = max(1, lines[0] - CONTEXT_LINES), lines[1] + CONTEXT_LINES
     syntax = Syntax(

@@ -15,8 +15,9 @@ import json
 from html import escape
 from typing import Any, TextIO
 
-from minhashdup import __version__
+from minhashdup._version import __version__
 from minhashdup.analysis.evaluate import Evaluation
+from minhashdup.analysis.regions import SideBySide
 from minhashdup.report import svg
 from minhashdup.result import Result
 
@@ -24,37 +25,25 @@ from minhashdup.result import Result
 MAX_REJECTED = 20_000
 
 
-def render_html(result: Result, stream: TextIO, sources: bool = True, jobs: int = 1) -> None:
-    """Write the report page of ``result``; ``sources=False`` leaves out the file texts
-    (and with them the side-by-side view's content); ``jobs`` worker processes lex them."""
+def render_html(result: Result, stream: TextIO, sources: SideBySide | None = None) -> None:
+    """Write the report page of ``result``.
+
+    Args:
+        result: the scan's result.
+        stream: where the page goes.
+        sources: the texts and shared runs of the side-by-side view, computed before
+            (:func:`minhashdup.analysis.regions.side_by_side`); without them the page holds
+            no file text and no run.
+    """
     lay = svg.layout(list(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs}))
     index = {name: i for i, name in enumerate(lay.files)}
     pairs = [(index[p.a], index[p.b]) for p in result.pairs]
     rejected = [(index[a], index[b]) for a, b in result.rejected[:MAX_REJECTED] if a in index and b in index]
-    params = result.params
-    low = float(params.get("threshold", 0.5))
+    low = float(result.params.get("threshold", 0.5))
     colours = [svg.colour(p.jaccard, low) for p in result.pairs]
-    if sources and pairs:
-        from minhashdup.report.sidebyside import side_by_side  # lexes the paired files
-
-        sbs = side_by_side(lay.files, pairs, int(params.get("shingle", 5)), jobs=jobs)
-        texts, runs, left_out = sbs.texts, sbs.runs, sbs.left_out
-    else:
-        texts, runs, left_out = {}, {}, len({i for p in pairs for i in p})
-    data = {
-        "files": lay.files,
-        "pairs": [
-            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known)]
-            for (a, b), p in zip(pairs, result.pairs, strict=True)
-        ],
-        "clusters": [
-            [len(c.files), c.pairs, round(c.jaccard_min, 6), round(c.jaccard_max, 6), [index[f] for f in c.files]]
-            for c in result.clusters
-        ],
-        "colours": colours,
-        "runs": {str(k): v for k, v in runs.items()},
-        "params": params,
-    }
+    left_out = sources.left_out if sources else len({i for p in pairs for i in p})
+    data = _data(result, lay.files, pairs, colours, sources)
+    texts = {str(index[path]): text for path, text in sources.texts.items()} if sources else {}
     chord = svg.chord_svg(
         lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], colours, rejected
     )
@@ -78,10 +67,32 @@ def render_html(result: Result, stream: TextIO, sources: bool = True, jobs: int 
         _dialog(),
         '<div id="tip"></div>',
         f'<script type="application/json" id="data">{_json(data)}</script>',
-        f'<script type="application/json" id="sources">{_json({str(k): v for k, v in texts.items()})}</script>',
+        f'<script type="application/json" id="sources">{_json(texts)}</script>',
         f"<script>{_asset('report.js')}</script>",
     ]
     stream.write(_page("minhashdup report", "".join(body)))
+
+
+def _data(
+    result: Result, files: list[str], pairs: list[tuple[int, int]], colours: list[str], sources: SideBySide | None
+) -> dict[str, Any]:
+    """The page's data: what its script draws the tables and the side-by-side view from."""
+    index = {name: i for i, name in enumerate(files)}
+    runs = sources.runs if sources else {}
+    return {
+        "files": files,
+        "pairs": [
+            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known)]
+            for (a, b), p in zip(pairs, result.pairs, strict=True)
+        ],
+        "clusters": [
+            [len(c.files), c.pairs, round(c.jaccard_min, 6), round(c.jaccard_max, 6), [index[f] for f in c.files]]
+            for c in result.clusters
+        ],
+        "colours": colours,
+        "runs": {str(k): [[*r.a_lines, *r.b_lines, r.tokens] for r in found] for k, found in sorted(runs.items())},
+        "params": result.params,
+    }
 
 
 def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:

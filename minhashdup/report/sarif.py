@@ -2,16 +2,18 @@
 
 One result per verified pair (or per cluster with ``per="cluster"``). The first file is the
 result's location, the other file(s) related locations linked from the message. A pair's
-regions are the line ranges of the two files' longest shared token run (the files are lexed
-again, as ``minhashdup compare`` does); a family's files, and a file that no longer reads,
-get line 1. URIs are relative to the project root (the git repository holding the current
-folder, else the current folder) under the base id ``%SRCROOT%``, which
-``originalUriBaseIds`` maps to an absolute ``file:`` URI. ``partialFingerprints`` come from
-the paths alone, so an alert keeps its identity when either file is edited.
+regions are the line ranges of the two files' longest shared token run, computed before
+rendering (:func:`minhashdup.analysis.regions.pair_regions`); a family's files, a pair without
+a run, and a file that no longer reads, get line 1. URIs are relative to the project root
+(:class:`~minhashdup.analysis.regions.Project`, found by :func:`minhashdup.ci.git.locate`)
+under the base id ``%SRCROOT%``, which ``originalUriBaseIds`` maps to an absolute ``file:``
+URI. ``partialFingerprints`` come from the paths alone, so an alert keeps its identity when
+either file is edited.
 
 GitHub accepts at most 25,000 results per run and 10 MB per file: beyond either, the
 strongest results are kept (pairs come sorted by similarity) and the truncation is stated in
-the run's ``properties`` and as a warning.
+the run's ``properties`` and by a warning, passed to the caller's ``warn`` before the log is
+written (the result is left as it was).
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ import hashlib
 import json
 import os
 import urllib.parse
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any, TextIO
 
-from minhashdup import __version__
+from minhashdup._version import __version__
 from minhashdup.analysis.compare import Run
-from minhashdup.ci.git import project_root, real, relative
-from minhashdup.report.sidebyside import longest_runs
+from minhashdup.analysis.regions import MAX_RESULTS, Project
 from minhashdup.result import Cluster, Pair, Result
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-MAX_RESULTS = 25_000
 MAX_BYTES = 10_000_000
 MAX_RELATED = 1_000  # GitHub: locations per result
 MAX_LINKS = 10  # files named in a cluster's message
@@ -75,18 +77,52 @@ def level(jaccard: float) -> str:
     return "error" if jaccard >= 0.9 else "warning" if jaccard >= 0.7 else "note"
 
 
-def render_sarif(result: Result, stream: TextIO, per: str = "pair", jobs: int = 1) -> None:
-    """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring); ``jobs``
-    worker processes lex the paired files again for their regions."""
-    root = project_root()
-    rule = _CLUSTER_RULE if per == "cluster" else _PAIR_RULE
-    if per == "cluster":
-        items = [_cluster_result(c, result, root) for c in _strongest(result.clusters)]
-    else:
-        pairs = result.pairs[:MAX_RESULTS]  # more are cut anyway: lex no further
-        runs = longest_runs([(p.a, p.b) for p in pairs], int(result.params.get("shingle", 5)), jobs)
-        runs += [None] * (len(result.pairs) - len(pairs))
-        items = [_pair_result(p, r, root, _baselined(result)) for p, r in zip(result.pairs, runs, strict=True)]
+def render_sarif(
+    result: Result,
+    stream: TextIO,
+    per: str = "pair",
+    *,
+    project: Project,
+    regions: Sequence[Run | None] = (),
+    warn: Callable[[str], object] | None = None,
+) -> None:
+    """Write ``result`` as a SARIF 2.1.0 log with one run (see the module docstring).
+
+    Args:
+        result: the scan's result.
+        stream: where the log goes.
+        per: ``"pair"`` (one result per pair) or ``"cluster"`` (one per family).
+        project: where the files named are (:func:`minhashdup.ci.git.locate` of
+            :func:`minhashdup.analysis.regions.shown_paths`).
+        regions: the longest shared run of each pair, in order
+            (:func:`minhashdup.analysis.regions.pair_regions`); pairs without one get line 1.
+        warn: called with each warning for the user (that the log was cut to GitHub's limits),
+            before anything is written; by default :func:`warnings.warn`.
+    """
+    log = _log(result, per, project)
+    encoded = [json.dumps(item, ensure_ascii=False) for item in _results(result, per, project, regions)]
+    kept = _fits(log, encoded)
+    if kept < len(encoded):
+        log["runs"][0]["properties"]["truncated"] = {
+            "results": len(encoded),
+            "kept": kept,
+            "reason": f"GitHub code scanning accepts at most {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB",
+        }
+        (warn or _warn)(
+            f"SARIF truncated: {kept} of {len(encoded)} results kept (the most similar), within GitHub's limits "
+            f"of {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB; --sarif-per cluster or --baseline makes fewer"
+        )
+    skeleton = json.dumps(log, ensure_ascii=False, indent=1)
+    head, _, tail = skeleton.rpartition('"results": []')  # the run's last key
+    stream.write(head + '"results": [\n' + ",\n".join(encoded[:kept]) + "\n]" + tail + "\n")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, stacklevel=3)
+
+
+def _log(result: Result, per: str, project: Project) -> dict[str, Any]:
+    """The log without its results (an empty list, the run's last key)."""
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -94,30 +130,22 @@ def render_sarif(result: Result, stream: TextIO, per: str = "pair", jobs: int = 
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": INFO_URI,
-                "rules": [rule],
+                "rules": [_CLUSTER_RULE if per == "cluster" else _PAIR_RULE],
             }
         },
-        "originalUriBaseIds": {BASE_ID: {"uri": _dir_uri(root)}},
+        "originalUriBaseIds": {BASE_ID: {"uri": _dir_uri(project.root)}},
         "columnKind": "unicodeCodePoints",
         "properties": {"params": result.params, "pairs": len(result.pairs), "clusters": len(result.clusters)},
         "results": [],
     }
-    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    encoded = [json.dumps(item, ensure_ascii=False) for item in items]
-    kept = _fits(log, encoded)
-    if kept < len(encoded):
-        run["properties"]["truncated"] = {
-            "results": len(encoded),
-            "kept": kept,
-            "reason": f"GitHub code scanning accepts at most {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB",
-        }
-        result.warnings.append(
-            f"SARIF truncated: {kept} of {len(encoded)} results kept (the most similar), within GitHub's limits "
-            f"of {MAX_RESULTS} results and {MAX_BYTES // 10**6} MB; --sarif-per cluster or --baseline makes fewer"
-        )
-    skeleton = json.dumps(log, ensure_ascii=False, indent=1)
-    head, _, tail = skeleton.rpartition('"results": []')  # the run's last key
-    stream.write(head + '"results": [\n' + ",\n".join(encoded[:kept]) + "\n]" + tail + "\n")
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _results(result: Result, per: str, project: Project, regions: Sequence[Run | None]) -> list[dict[str, Any]]:
+    if per == "cluster":
+        return [_cluster_result(c, result, project) for c in _strongest(result.clusters)]
+    runs = list(regions[: len(result.pairs)]) + [None] * (len(result.pairs) - len(regions))
+    return [_pair_result(p, r, project, _baselined(result)) for p, r in zip(result.pairs, runs, strict=True)]
 
 
 def _fits(log: dict[str, Any], encoded: list[str]) -> int:
@@ -137,10 +165,10 @@ def _baselined(result: Result) -> bool:
     return bool(result.params.get("baseline"))
 
 
-def _pair_result(pair: Pair, run: Run | None, root: str, baselined: bool) -> dict[str, Any]:
-    a = _location(pair.a, root, run.a_lines if run else None)
-    b = _location(pair.b, root, run.b_lines if run else None)
-    other = relative(pair.b, root)
+def _pair_result(pair: Pair, run: Run | None, project: Project, baselined: bool) -> dict[str, Any]:
+    a = _location(pair.a, project, run.a_lines if run else None)
+    b = _location(pair.b, project, run.b_lines if run else None)
+    other = project.name(pair.b)
     where = ""
     if run:
         (a0, a1), (b0, b1) = run.a_lines, run.b_lines
@@ -155,7 +183,7 @@ def _pair_result(pair: Pair, run: Run | None, root: str, baselined: bool) -> dic
         },
         "locations": [a],
         "relatedLocations": [{"id": 1, **b, "message": {"text": other}}],
-        "partialFingerprints": {"minhashdupPair/v1": _fingerprint(relative(pair.a, root), other)},
+        "partialFingerprints": {"minhashdupPair/v1": _fingerprint(project.name(pair.a), other)},
         "properties": {
             "jaccard": round(pair.jaccard, 6),
             "estimate": round(pair.estimate, 6),
@@ -171,10 +199,10 @@ def _pair_result(pair: Pair, run: Run | None, root: str, baselined: bool) -> dic
     return out
 
 
-def _cluster_result(cluster: Cluster, result: Result, root: str) -> dict[str, Any]:
-    names = [relative(f, root) for f in cluster.files]
+def _cluster_result(cluster: Cluster, result: Result, project: Project) -> dict[str, Any]:
+    names = [project.name(f) for f in cluster.files]
     related = [
-        {"id": i, **_location(f, root), "message": {"text": names[i]}}
+        {"id": i, **_location(f, project), "message": {"text": names[i]}}
         for i, f in enumerate(cluster.files[1 : MAX_RELATED + 1], 1)
     ]
     links = ", ".join(f"[{_escape(names[r['id']])}]({r['id']})" for r in related[:MAX_LINKS])
@@ -188,7 +216,7 @@ def _cluster_result(cluster: Cluster, result: Result, root: str) -> dict[str, An
             f"{cluster.jaccard_min:.3f} to {cluster.jaccard_max:.3f}) with {links}"
             + (f" and {more} more." if more > 0 else ".")
         },
-        "locations": [_location(cluster.files[0], root)],
+        "locations": [_location(cluster.files[0], project)],
         "relatedLocations": related,
         "partialFingerprints": {"minhashdupFamily/v1": _fingerprint(*sorted(names))},
         "properties": {"files": len(cluster.files), "pairs": cluster.pairs},
@@ -208,11 +236,11 @@ def _strongest(clusters: list[Cluster]) -> list[Cluster]:
     return sorted(clusters, key=lambda c: (-c.jaccard_max, -len(c.files), c.files))
 
 
-def _location(path: str, root: str, lines: tuple[int, int] | None = None) -> dict[str, Any]:
-    name = relative(path, root)
+def _location(path: str, project: Project, lines: tuple[int, int] | None = None) -> dict[str, Any]:
+    name = project.name(path)
     region = {"startLine": lines[0], "endLine": lines[1]} if lines else {"startLine": 1}
     if name.startswith("../") or name == "..":
-        artifact = {"uri": PurePosixPath(real(path)).as_uri()}  # outside the root: absolute, no base id
+        artifact = {"uri": PurePosixPath(project.real[path]).as_uri()}  # outside the root: absolute, no base id
     else:
         artifact = {"uri": urllib.parse.quote(os.fsencode(name), safe="/"), "uriBaseId": BASE_ID}
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}

@@ -51,38 +51,7 @@ def render_tune_table(
     """The settings table, the recommendation, and both curves on one plot."""
     console = make_console(stream, highlight=False, width=None if _isatty(stream) else 150)
     t = settings["threshold"]
-    table = Table(
-        title=f"LSH settings for threshold {t:g} (at most {settings['max_hashes']} hashes)", title_justify="left"
-    )
-    others = [s for s in TUNE_SIMILARITIES if abs(s - t) > 1e-9]
-    for name in ("bands", "rows", "hashes", "knee", f"P({t:g})", "lost", "cand/true"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for s in others:
-        table.add_column(f"P({s:.1f})", justify="right", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    for c in choices:
-        marks = [
-            name
-            for name, hit in (
-                ("recommended", c == best),
-                ("most selective", c == selective),
-                ("scan default", (c.bands, c.rows) == DEFAULT),
-            )
-            if hit
-        ]
-        table.add_row(
-            str(c.bands),
-            str(c.rows),
-            str(c.hashes),
-            f"{c.knee:.3f}",
-            f"{c.p(t):.3f}",
-            f"{c.lost_at_threshold:.1%}",
-            f"{c.candidates_per_true_pair:.2f}",
-            *(f"{c.p(s):.3f}" for s in others),
-            ", ".join(marks),
-            style="bold green" if c == best else ("cyan" if c == selective else None),
-        )
-    console.print(table)
+    console.print(_settings_table(choices, best, selective, settings))
     console.print(
         "cand/true: expected candidates per true pair if similarities were spread evenly; "
         "`minhashdup evaluate` measures the real figure on a tree."
@@ -106,6 +75,41 @@ def render_tune_table(
     console.print(
         Panel(plot(curves, t), title="P(s): chance that a pair of similarity s becomes a candidate", expand=False)
     )
+
+
+def _settings_table(
+    choices: list[Choice], best: Choice | None, selective: Choice | None, settings: dict[str, Any]
+) -> Table:
+    """One row per setting: its figures at the threshold and at the other similarities, marked."""
+    t = settings["threshold"]
+    table = Table(
+        title=f"LSH settings for threshold {t:g} (at most {settings['max_hashes']} hashes)", title_justify="left"
+    )
+    others = [s for s in TUNE_SIMILARITIES if abs(s - t) > 1e-9]
+    for name in ("bands", "rows", "hashes", "knee", f"P({t:g})", "lost", "cand/true"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for s in others:
+        table.add_column(f"P({s:.1f})", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    for c in choices:
+        marks = {
+            "recommended": c == best,
+            "most selective": c == selective,
+            "scan default": (c.bands, c.rows) == DEFAULT,
+        }
+        table.add_row(
+            str(c.bands),
+            str(c.rows),
+            str(c.hashes),
+            f"{c.knee:.3f}",
+            f"{c.p(t):.3f}",
+            f"{c.lost_at_threshold:.1%}",
+            f"{c.candidates_per_true_pair:.2f}",
+            *(f"{c.p(s):.3f}" for s in others),
+            ", ".join(name for name, hit in marks.items() if hit),
+            style="bold green" if c == best else ("cyan" if c == selective else None),
+        )
+    return table
 
 
 def plot(curves: list[tuple[Choice, str, str]], threshold: float) -> Group:
