@@ -15,6 +15,7 @@ else:  # pragma: no cover - Python 3.10
 
 from minhashdup.errors import ConfigError
 from minhashdup.source.safeio import TooLargeError, read_regular
+from minhashdup.source.walk import compile_globs
 
 MIB = 1024 * 1024
 
@@ -128,6 +129,7 @@ class Config:
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
+            _check_globs(name, self.include if name == "include" else self.exclude)
         if self.cache is None:  # asked for by naming a folder
             object.__setattr__(self, "cache", self.cache_dir is not None)
 
@@ -162,6 +164,14 @@ class Config:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+def _check_globs(name: str, globs: tuple[str, ...]) -> None:
+    """Refuse a glob that is not a gitignore pattern now, not when the walk starts."""
+    try:
+        compile_globs(globs, name)
+    except ConfigError as err:
+        raise ConfigError("{0}: {why}", name, why=str(err).removeprefix(f"{name}: ")) from None
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> None:

@@ -5,7 +5,9 @@ spells as flags; a library call keeps no cache and starts no process unless aske
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from minhashdup.engine import parallel
 from minhashdup.errors import ExitCode
 from minhashdup.source import extract as extract_module
 
-from .conftest import TreeFactory, go_file, near_copy, render_go, run
+from .conftest import GIT_ENV, TreeFactory, go_file, near_copy, render_go, run
 
 TIMINGS = ("seconds", "cpu_seconds", "cache")
 
@@ -132,6 +134,12 @@ BAD_VALUES: list[tuple[Any, str, list[str], str]] = [
         "--baseline no{0}.json: no such file; record one with --write-baseline no{0}.json",
     ),
     (
+        lambda: minhashdup.scan("src", exclude=["!"]),
+        "exclude: invalid glob (Invalid git pattern: '!'); use gitignore syntax",
+        ["scan", "src", "--exclude", "!"],
+        "--exclude: invalid glob (Invalid git pattern: '!'); use gitignore syntax",
+    ),
+    (
         lambda: minhashdup.tune(0.5, max_hashes=1),
         "max_hashes must be between 2 and 8192 (got 1)",
         ["tune", "--max-hashes", "1"],
@@ -172,6 +180,14 @@ def test_the_library_names_parameters_and_the_cli_names_flags(
         call()
     assert str(caught.value) == message
     assert run(*args) == (ExitCode.USAGE, "", f"minhashdup: error: {flagged}\n")
+
+
+def test_a_revision_that_is_not_a_commit_names_the_parameter(tree: Path) -> None:
+    subprocess.run(["git", "init", "-q", "."], check=True, env={**os.environ, **GIT_ENV})
+    with pytest.raises(minhashdup.MinhashdupError, match=r"^changed_since no-such-ref: not a commit of the repository"):
+        minhashdup.scan("src", changed_since="no-such-ref")
+    code, _, err = run("scan", "src", "--changed-since", "no-such-ref")
+    assert code == ExitCode.USAGE and err.startswith("minhashdup: error: --changed-since no-such-ref: not a commit")
 
 
 def test_a_bad_value_is_refused_before_any_file_is_read(tree: Path, lexed: list[str]) -> None:
