@@ -222,6 +222,9 @@ def test_a_library_scan_keeps_no_cache_unless_asked(
     first = minhashdup.scan("src", cache_dir=str(asked))
     assert first.stats.cache["lexed"] == len(first.files) and any(asked.iterdir())
     assert minhashdup.scan("src", cache_dir=str(asked)).stats.cache["result"] == 1  # replayed
+    other = tmp_path / "other"
+    assert minhashdup.scan("src", Config(threshold=0.7), cache_dir=str(other)).stats.cache["lexed"] > 0
+    assert any(other.iterdir())
     assert list(home.iterdir()) == []
     # The command keeps its default: the cache under XDG_CACHE_HOME.
     code, _, _ = run("scan", "src", "-q")
