@@ -1,8 +1,15 @@
 """minhashdup: near-duplicate files in large source trees, by MinHash and LSH, verified exactly.
 
+Everything the ``minhashdup`` command does is one call here, returning a typed result whose
+``to_dict()`` is the command's ``--format json`` document: :func:`scan` (with the CI review:
+a baseline, the changed files, the gate), :func:`compare`, :func:`evaluate` and :func:`tune`.
+Options are keywords (or a :class:`Config`); a bad value raises :class:`ConfigError` naming
+the parameter. Unlike the command, a call keeps no cache and starts no process unless asked
+(``cache_dir=...``, ``jobs=...``).
+
 Example:
     >>> import minhashdup
-    >>> result = minhashdup.scan(["examples"], minhashdup.Config(threshold=0.7))
+    >>> result = minhashdup.scan("examples", threshold=0.7)
     >>> for p in result.pairs:
     ...     print(f"{p.jaccard:.3f} {p.a} {p.b}")
     1.000 examples/python/ringbuffer.py examples/python/vendor/ringbuffer.py
@@ -11,17 +18,35 @@ Example:
     0.833 examples/python/lru.py examples/python/lru_patched.py
 """
 
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import TYPE_CHECKING, Any
+
 from minhashdup._version import __version__
-from minhashdup.config import Config
+from minhashdup.analysis.evaluate import REPEATS, Evaluation, check_bins
+from minhashdup.analysis.evaluate import evaluate as _evaluate
+from minhashdup.analysis.tuning import Tuning, tuning
+from minhashdup.ci import review as _review
+from minhashdup.ci.review import Review
+from minhashdup.config import Config, check_whole
 from minhashdup.core.sketch import LSHIndex, MinHash
-from minhashdup.engine.pipeline import collect, find_pairs, scan
+from minhashdup.engine import pipeline as _pipeline
+from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError
 from minhashdup.result import Cluster, Pair, Result, Stats
+from minhashdup.source.paths import PathArg, PathsArg, path_list
+
+if TYPE_CHECKING:
+    from minhashdup.analysis.compare import Comparison
 
 __all__ = [
     "Cluster",
+    "Comparison",
     "Config",
     "ConfigError",
+    "Evaluation",
     "ExitCode",
     "InputPathError",
     "LSHIndex",
@@ -29,9 +54,202 @@ __all__ = [
     "MinhashdupError",
     "Pair",
     "Result",
+    "Review",
     "Stats",
+    "Tuning",
     "__version__",
     "collect",
+    "compare",
+    "evaluate",
     "find_pairs",
+    "gate",
+    "review",
     "scan",
+    "tune",
 ]
+
+_CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(Config))
+_REVIEW_FIELDS = frozenset(f.name for f in dataclasses.fields(Review))
+
+
+def scan(
+    paths: PathsArg,
+    config: Config | None = None,
+    *,
+    review: Review | None = None,
+    progress: ProgressFactory | None = None,
+    **options: Any,
+) -> Result:
+    """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
+
+    Args:
+        paths: a folder or file, or a list of them (a string is one path).
+        config: options as a :class:`Config`; keyword ``options`` of :class:`Config` override it.
+        review: the CI review as a :class:`Review`; keyword ``options`` of :class:`Review`
+            (``baseline``, ``write_baseline``, ``tolerance``, ``new_only``, ``changed_since``,
+            ``staged``, ``changed_files``, ``max_pairs``) override it. See :func:`gate`.
+        progress: optional factory of progress bars, called with a stage name and a total.
+        options: e.g. ``threshold=0.8, bands=12, rows=4``; ``cache_dir`` keeps a cache there,
+            ``jobs`` lexes in that many processes (0: one per core).
+
+    Returns:
+        The :class:`Result`, with exact Jaccard for every pair; ``to_dict()`` is the JSON
+        of ``minhashdup scan --format json`` (``params.config_file`` is ``None``: no config
+        file is read).
+
+    Raises:
+        ConfigError: an option is out of range; the message names it.
+        TypeError: an unknown option, or ``paths`` holds something other than ``str`` or
+            ``os.PathLike``.
+        InputPathError: a path does not exist.
+        BaselineError, ChangesError: the baseline cannot be read, git cannot list the changes.
+
+    Example:
+        >>> result = scan("examples", threshold=0.6, max_pairs=0)
+        >>> len(result.pairs), min(p.jaccard for p in result.pairs) >= 0.6, gate(result)
+        (4, True, True)
+    """
+    config, review = _options("scan", options, config, review)
+    roots = path_list(paths)
+    loaded = _review.load(review, roots)  # a bad baseline or REF fails before lexing
+    result = _review.apply(_pipeline.scan(roots, config, progress), review, roots, loaded)
+    result.params["config_file"] = None
+    return result
+
+
+def review(result: Result, paths: PathsArg, review: Review | None = None, **options: Any) -> Result:
+    """The CI review of a scan's ``result`` (of ``paths``): write a baseline, mark the pairs
+    a baseline knows, keep the pairs touching changed files; then :func:`gate` decides.
+
+    Args:
+        result: from :func:`scan`.
+        paths: the paths scanned (the changed files are listed under them).
+        review: a :class:`Review`; keyword ``options`` of :class:`Review` override it.
+
+    Returns:
+        A new :class:`Result` (``stats.new_pairs`` counts what the gate counts).
+
+    Raises:
+        ConfigError: an option is out of range (TypeError: unknown).
+        BaselineError, ChangesError: as for :func:`scan`.
+    """
+    _, chosen = _options("review", options, None, review, config_allowed=False)
+    return _review.apply(result, chosen, path_list(paths))
+
+
+def gate(result: Result) -> bool:
+    """Whether the gate fails: the reviewed ``result`` reports more new pairs than its
+    ``max_pairs`` allows (``False`` without a gate). ``minhashdup scan`` exits 1 then.
+
+    Example:
+        >>> gate(scan("examples", max_pairs=10))
+        False
+    """
+    limit = result.params.get("max_pairs")
+    return limit is not None and result.stats.new_pairs > limit
+
+
+def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed: int = 1, bits: int = 64) -> Comparison:
+    """Compare two files as a scan would: what ``minhashdup compare`` does.
+
+    Args:
+        a, b: the files.
+        shingle: tokens per shingle.
+        hashes: MinHash values of the estimate (``bands * rows`` of a scan), 1 to 4096.
+        seed: seed of the MinHash hash family.
+        bits: low bits kept of each MinHash value, 1 to 64.
+
+    Returns:
+        The :class:`~minhashdup.analysis.compare.Comparison`: counts, exact Jaccard, the
+        estimate and its standard error, the longest shared token runs.
+
+    Raises:
+        ConfigError: an option out of range, naming it.
+        InputPathError: a file is missing, unreadable, binary or has no lexer.
+
+    Example:
+        >>> c = compare("examples/go/reader.go", "examples/go/textview.go")
+        >>> round(c.jaccard, 3), c.runs[0].tokens > 20
+        (0.859, True)
+    """
+    from minhashdup.analysis.compare import compare_files  # pygments: only for this call
+
+    check_whole("hashes", hashes, 1, 4096)
+    return compare_files(a, b, Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits))
+
+
+def evaluate(
+    paths: PathsArg,
+    config: Config | None = None,
+    *,
+    low: float = 0.3,
+    repeats: int = REPEATS,
+    progress: ProgressFactory | None = None,
+    **options: Any,
+) -> Evaluation:
+    """Measure what LSH loses on a tree: what ``minhashdup evaluate`` does.
+
+    Args:
+        paths: a folder or file, or a list of them.
+        config: options as a :class:`Config`; keyword ``options`` override it, as for :func:`scan`.
+        low: lowest similarity counted, above 0 and below 1; bins of 0.1 from there to 1.
+        repeats: seeds to measure recall with, 1 to 1000 (see
+            :func:`minhashdup.analysis.evaluate.evaluate`).
+        progress: optional factory of progress bars.
+
+    Returns:
+        The :class:`~minhashdup.analysis.evaluate.Evaluation`, per similarity bin.
+
+    Raises:
+        ConfigError: an option out of range, naming it (TypeError: unknown).
+        InputPathError: a path does not exist.
+    """
+    config, _ = _options("evaluate", options, config, None, review_allowed=False)
+    check_bins(low, repeats)  # before minutes of lexing
+    corpus = collect(path_list(paths), config, progress)
+    return _evaluate(corpus, config, low, repeats=repeats)
+
+
+def tune(threshold: float = 0.5, *, max_hashes: int = 128, min_recall: float = 0.99, bits: int = 64) -> Tuning:
+    """Choose bands and rows for ``threshold``: what ``minhashdup tune`` does.
+
+    See :func:`minhashdup.analysis.tuning.tuning` for the arguments.
+
+    Raises:
+        ConfigError: a value out of range, naming the parameter.
+
+    Example:
+        >>> best = tune(threshold=0.8).recommended
+        >>> f"{best.bands} x {best.rows}"
+        '5 x 2'
+    """
+    return tuning(threshold, max_hashes, min_recall, bits)
+
+
+def _options(
+    call: str,
+    options: dict[str, Any],
+    config: Config | None,
+    review: Review | None,
+    config_allowed: bool = True,
+    review_allowed: bool = True,
+) -> tuple[Config, Review]:
+    """Keyword options split between the :class:`Config` and the :class:`Review`."""
+    allowed = (_CONFIG_FIELDS if config_allowed else frozenset()) | (_REVIEW_FIELDS if review_allowed else frozenset())
+    for name in options:
+        if name not in allowed:
+            close = difflib.get_close_matches(name, sorted(allowed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"{call}() got an unexpected keyword argument {name!r}{hint}")
+    for given, kind in ((config, Config), (review, Review)):
+        if given is not None and not isinstance(given, kind):
+            raise TypeError(f"{call}(): expected a {kind.__name__}, got {type(given).__name__}")
+    reviewed = {k: v for k, v in options.items() if k in _REVIEW_FIELDS}
+    review = dataclasses.replace(review or Review(), **reviewed)
+    settings = {k: v for k, v in options.items() if k in _CONFIG_FIELDS}
+    if settings.get("cache_dir") is not None and "cache" not in settings:
+        settings["cache"] = True  # naming a folder asks for the cache, over a Config's default too
+    own = tuple(p for p in (review.baseline, review.write_baseline) if p and p != "-")
+    if own and "own_files" not in settings:  # the run's own files are not scanned
+        settings["own_files"] = tuple(dict.fromkeys((*(config.own_files if config else ()), *own)))
+    return (dataclasses.replace(config, **settings) if config else Config(**settings)), review

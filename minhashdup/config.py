@@ -15,6 +15,7 @@ else:  # pragma: no cover - Python 3.10
 
 from minhashdup.errors import ConfigError
 from minhashdup.source.safeio import TooLargeError, read_regular
+from minhashdup.source.walk import compile_globs
 
 MIB = 1024 * 1024
 
@@ -56,9 +57,11 @@ class Config:
         include: gitignore-style globs; when given, only matching files are scanned.
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
-        jobs: worker processes for lexing; 0 means one per core.
-        cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.engine.cache`).
-        cache_dir: where; ``None`` means ``$XDG_CACHE_HOME/minhashdup``.
+        jobs: worker processes for lexing; 0 means one per core. The default, 1, lexes in
+            this process and starts none (the command line asks for all cores).
+        cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.engine.cache`);
+            by default only when ``cache_dir`` names a folder (the command line turns it on).
+        cache_dir: where; ``None`` with ``cache=True`` means ``$XDG_CACHE_HOME/minhashdup``.
         lexer_engine: ``fast`` (pygments' rules, one regex call per token) or ``pygments``;
             both give the same tokens.
         lex_timeout: seconds one file may take to lex; a file that takes longer (a lexer
@@ -67,11 +70,15 @@ class Config:
             left out of the scan, as ``minhashdup-file`` skips.
 
     Raises:
-        ConfigError: a value is out of range; the message names the fix.
+        ConfigError: a value is out of range; the message names the parameter and the fix.
 
     Example:
         >>> Config(bands=20, rows=5).num_hashes
         100
+        >>> Config(threshold=80)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: threshold must be above 0 and at most 1 (got 80; did you mean 0.8?)
     """
 
     bands: int = 12
@@ -88,8 +95,8 @@ class Config:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     gitignore: bool = True
-    jobs: int = 0
-    cache: bool = True
+    jobs: int = 1
+    cache: bool | None = None
     cache_dir: str | None = None
     lexer_engine: str = "fast"
     lex_timeout: float = 60.0
@@ -100,31 +107,45 @@ class Config:
         _check_int("rows", self.rows, 1, 64)
         if self.bands * self.rows > 8192:
             raise ConfigError(
-                f"--bands x --rows must be at most 8192 hashes (got {self.bands} x {self.rows}"
-                f" = {self.bands * self.rows}); lower one of them"
+                "{0} x {1} must be at most 8192 hashes (got {b} x {r} = {k}); lower one of them",
+                "bands",
+                "rows",
+                b=self.bands,
+                r=self.rows,
+                k=self.bands * self.rows,
             )
-        _check_threshold(self.threshold)
+        check_threshold(self.threshold)
         _check_int("shingle", self.shingle, 1, 64)
         _check_int("seed", self.seed, 0, 2**64 - 1)
-        _check_int("min-shingles", self.min_shingles, 1, 10**9)
-        _check_int("max-size", self.max_size, 1, 2**62)
-        _check_int("max-bucket", self.max_bucket, 2, 10**7)
-        _check_int("max-verified", self.max_verified, 1, 10**9)
+        _check_int("min_shingles", self.min_shingles, 1, 10**9)
+        _check_int("max_size", self.max_size, 1, 2**62)
+        _check_int("max_bucket", self.max_bucket, 2, 10**7)
+        _check_int("max_verified", self.max_verified, 1, 10**9)
         _check_int("jobs", self.jobs, 0, 1024)
         _check_int("bits", self.bits, 1, 64)
-        if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):
-            raise ConfigError(f"--lex-timeout must be a number of seconds (got {self.lex_timeout!r})")
-        if not 0 <= self.lex_timeout <= 86400:
-            raise ConfigError(
-                f"--lex-timeout must be between 0 (no limit) and 86400 seconds (got {self.lex_timeout:g})"
-            )
-        if self.lexer_engine not in ("fast", "pygments"):
-            raise ConfigError(f"--lexer-engine must be fast or pygments (got {self.lexer_engine!r})")
+        self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
-                raise ConfigError(f"--{name} takes non-empty glob strings (got {value!r})")
+                raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
+            _check_globs(name, self.include if name == "include" else self.exclude)
+        if self.cache is None:  # asked for by naming a folder
+            object.__setattr__(self, "cache", self.cache_dir is not None)
+
+    def _check_run(self) -> None:
+        if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):
+            raise ConfigError("{0} must be a number of seconds (got {value!r})", "lex_timeout", value=self.lex_timeout)
+        if not 0 <= self.lex_timeout <= 86400:
+            raise ConfigError(
+                "{0} must be between 0 (no limit) and 86400 seconds (got {value:g})",
+                "lex_timeout",
+                value=self.lex_timeout,
+            )
+        if self.lexer_engine not in ("fast", "pygments"):
+            raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
+        if self.cache not in (None, True, False):
+            raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
 
     @property
     def num_hashes(self) -> int:
@@ -145,25 +166,73 @@ class Config:
         return out
 
 
+def _check_globs(name: str, globs: tuple[str, ...]) -> None:
+    """Refuse a glob that is not a gitignore pattern now, not when the walk starts."""
+    try:
+        compile_globs(globs, name)
+    except ConfigError as err:
+        raise ConfigError("{0}: {why}", name, why=str(err).removeprefix(f"{name}: ")) from None
+
+
 def _check_int(name: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"--{name} must be a whole number (got {value!r})")
+        raise ConfigError("{0} must be a whole number (got {value!r})", name, value=value)
     if not low <= value <= high:
-        raise ConfigError(f"--{name} must be between {low} and {high} (got {value})")
+        raise ConfigError("{0} must be between {low} and {high} (got {value})", name, low=low, high=high, value=value)
 
 
-def _check_threshold(value: object) -> None:
+def check_whole(name: str, value: object, low: int, high: int) -> None:
+    """Refuse ``value`` unless it is an ``int`` (not a bool) from ``low`` to ``high``.
+
+    Raises:
+        ConfigError: naming the parameter ``name`` and the range.
+
+    Example:
+        >>> check_whole("repeats", 0, 1, 1000)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: repeats must be between 1 and 1000 (got 0)
+    """
+    _check_int(name, value, low, high)
+
+
+def check_share(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is a number above 0 and below 1.
+
+    Raises:
+        ConfigError: naming the parameter ``name`` and the range.
+
+    Example:
+        >>> check_share("min_recall", 1.0)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: min_recall must be above 0 and below 1 (got 1)
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"--threshold must be a number between 0 and 1 (got {value!r})")
-    if value != value or not 0.0 < value <= 1.0:  # value != value: NaN
-        hint = ""
-        if isinstance(value, (int, float)) and 1 < value <= 100:
-            hint = f"; did you mean {value / 100:g}?"
-        raise ConfigError(
-            f"--threshold must be above 0 and at most 1 (got {value:g}{hint})"
-            if value == value
-            else "--threshold must be a number between 0 and 1 (got nan)"
-        )
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", name, value=value)
+    if not 0 < value < 1:  # NaN too
+        raise ConfigError("{0} must be above 0 and below 1 (got {value:g})", name, value=value)
+
+
+def check_threshold(value: object, name: str = "threshold") -> None:
+    """Refuse a similarity threshold unless it is above 0 and at most 1; a percentage gets a hint.
+
+    Raises:
+        ConfigError: naming the parameter and, for 1 < value <= 100, the share it may have meant.
+
+    Example:
+        >>> check_threshold(80)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: threshold must be above 0 and at most 1 (got 80; did you mean 0.8?)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", name, value=value)
+    if value != value:  # NaN
+        raise ConfigError("{0} must be a number between 0 and 1 (got nan)", name)
+    if not 0.0 < value <= 1.0:
+        hint = f"; did you mean {value / 100:g}?" if 1 < value <= 100 else ""
+        raise ConfigError("{0} must be above 0 and at most 1 (got {value:g}{hint})", name, value=value, hint=hint)
 
 
 CONFIG_TABLE = ("tool", "minhashdup")

@@ -1,12 +1,16 @@
 """Domain errors and exit codes.
 
-The core raises these small exceptions; only :mod:`minhashdup.cli` turns them into
-messages and exit codes, once, at the edge.
+The library raises these small exceptions; only :mod:`minhashdup.cli` turns them into
+messages and exit codes, once, at the edge. A message names the parameters it is about as
+Python spells them (``threshold``); the command line shows its flags instead (``--threshold``),
+through :meth:`MinhashdupError.spelled`.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):
@@ -28,7 +32,30 @@ class ExitCode(enum.IntEnum):
 
 
 class MinhashdupError(Exception):
-    """Base class of every error minhashdup raises on purpose."""
+    """Base class of every error minhashdup raises on purpose.
+
+    Args:
+        message: the text; with ``params`` or ``values``, a :meth:`str.format` template whose
+            ``{0}``, ``{1}``... are the parameter names and whose named fields are ``values``
+            (a user's value never goes through the template, so braces in a path are safe).
+        params: the parameters the message is about, as the library's keywords name them.
+        values: the values shown in the message.
+
+    Example:
+        >>> err = ConfigError("{0} must be 1 or more (got {value})", "max_hashes", value=0)
+        >>> str(err), err.spelled(lambda name: "--" + name.replace("_", "-"))
+        ('max_hashes must be 1 or more (got 0)', '--max-hashes must be 1 or more (got 0)')
+    """
+
+    def __init__(self, message: str, *params: str, **values: Any) -> None:
+        self.template, self.params, self.values = message, params, values
+        super().__init__(self.spelled())
+
+    def spelled(self, name: Callable[[str], str] = str) -> str:
+        """The message with each parameter named by ``name`` (the CLI gives its flag)."""
+        if not self.params and not self.values:
+            return self.template
+        return self.template.format(*(name(p) for p in self.params), **self.values)
 
 
 class ConfigError(MinhashdupError, ValueError):

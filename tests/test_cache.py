@@ -41,9 +41,9 @@ def _pairs(result: Any) -> list[tuple[str, str, float, float]]:
 
 def test_warm_scan_lexes_nothing_and_gives_the_same_result(make_tree: TreeFactory, lexed: list[str]) -> None:
     root = _tree(make_tree)
-    cold = scan([str(root)], Config(jobs=1))
+    cold = scan([str(root)], Config(cache=True, jobs=1))
     assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30, "result": 0}
-    warm = scan([str(root)], Config(jobs=1))
+    warm = scan([str(root)], Config(cache=True, jobs=1))
     assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0, "result": 1}
     assert _pairs(warm) == _pairs(cold) and warm.pairs
     assert [c.files for c in warm.clusters] == [c.files for c in cold.clusters]
@@ -51,12 +51,12 @@ def test_warm_scan_lexes_nothing_and_gives_the_same_result(make_tree: TreeFactor
 
 def test_touching_ten_files_lexes_only_those_ten(make_tree: TreeFactory, lexed: list[str]) -> None:
     root = _tree(make_tree)
-    scan([str(root)], Config(jobs=1))
+    scan([str(root)], Config(cache=True, jobs=1))
     touched = sorted(root.rglob("*.go"))[:10]
     for path in touched:
         path.write_text(path.read_text() + "\nvar touched = 1\n")
     lexed.clear()
-    result = scan([str(root)], Config(jobs=1))
+    result = scan([str(root)], Config(cache=True, jobs=1))
     assert sorted(lexed) == sorted(p.read_text() for p in touched)
     assert result.stats.cache == {"hits": 20, "lexed": 10, "result": 0}
     fresh = scan([str(root)], Config(jobs=1, cache=False))
@@ -65,12 +65,12 @@ def test_touching_ten_files_lexes_only_those_ten(make_tree: TreeFactory, lexed: 
 
 def test_settings_that_change_shingles_miss(make_tree: TreeFactory, lexed: list[str]) -> None:
     root = _tree(make_tree, files=5)
-    scan([str(root)], Config(jobs=1))
-    scan([str(root)], Config(jobs=1, shingle=4))
+    scan([str(root)], Config(cache=True, jobs=1))
+    scan([str(root)], Config(cache=True, jobs=1, shingle=4))
     assert len(lexed) == 10
-    scan([str(root)], Config(jobs=1, seed=9, bands=10))  # other signatures, same shingles
+    scan([str(root)], Config(cache=True, jobs=1, seed=9, bands=10))  # other signatures, same shingles
     assert len(lexed) == 10
-    scan([str(root)], Config(jobs=1, lexer_engine="pygments"))  # the engine is part of the key
+    scan([str(root)], Config(cache=True, jobs=1, lexer_engine="pygments"))  # the engine is part of the key
     assert len(lexed) == 15
 
 
@@ -83,10 +83,10 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(make_tree: TreeFactory, private
     root = _tree(make_tree, files=4)
     private_cache.mkdir(parents=True)
     (private_cache / FILE_NAME).write_bytes(b"this is not a database" * 100)
-    result = scan([str(root)], Config(jobs=1))
+    result = scan([str(root)], Config(cache=True, jobs=1))
     assert any("was unusable" in w and "rebuilt" in w for w in result.warnings)
     assert result.stats.cache["lexed"] == 4
-    again = scan([str(root)], Config(jobs=1))
+    again = scan([str(root)], Config(cache=True, jobs=1))
     assert again.stats.cache == {"hits": 4, "lexed": 0, "result": 0} and not again.warnings
 
 
@@ -96,7 +96,7 @@ def test_foreign_sqlite_file_is_not_used(make_tree: TreeFactory, private_cache: 
     db.execute("CREATE TABLE files (x)")
     db.commit()
     db.close()
-    result = scan([str(_tree(make_tree, files=3))], Config(jobs=1))
+    result = scan([str(_tree(make_tree, files=3))], Config(cache=True, jobs=1))
     assert any("not a minhashdup cache" in w for w in result.warnings)
 
 
@@ -204,7 +204,7 @@ def test_two_scans_at_once_and_a_killed_scan_leave_it_usable(make_tree: TreeFact
 
 
 def test_cache_info_and_clear(make_tree: TreeFactory, private_cache: Path) -> None:
-    scan([str(_tree(make_tree, files=4))], Config(jobs=1))
+    scan([str(_tree(make_tree, files=4))], Config(cache=True, jobs=1))
     runner = CliRunner()
     info = runner.invoke(cli, ["cache", "info", "-f", "json"])
     assert info.exit_code == ExitCode.OK
@@ -224,7 +224,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     old = time.time() - 3600
     for path in root.rglob("*.go"):
         os.utime(path, (old, old))  # settled files: their stat is trusted next time
-    scan([str(root)], Config(jobs=1))
+    scan([str(root)], Config(cache=True, jobs=1))
     reads: list[str] = []
     real_open = os.open  # what minhashdup.source.safeio reads files with
 
@@ -234,7 +234,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", counting_open)
-    assert scan([str(root)], Config(jobs=1)).stats.cache == {"hits": 6, "lexed": 0, "result": 1}
+    assert scan([str(root)], Config(cache=True, jobs=1)).stats.cache == {"hits": 6, "lexed": 0, "result": 1}
     assert reads == []  # nothing read: size, mtime and inode all matched
     # Same size, rewritten just now: the mtime differs, so the file is read, hashed, lexed.
     target = sorted(root.rglob("*.go"))[0]
@@ -242,13 +242,13 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     monkeypatch.setattr(os, "open", real_open)
     target.write_text(text.replace("return", "RETURN", 1))
     lexed.clear()
-    result = scan([str(root)], Config(jobs=1))
+    result = scan([str(root)], Config(cache=True, jobs=1))
     assert result.stats.cache == {"hits": 5, "lexed": 1, "result": 0} and len(lexed) == 1
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, private_cache: Path) -> None:
     root = _tree(make_tree, files=3)
-    scan([str(root)], Config(jobs=1))  # create it
+    scan([str(root)], Config(cache=True, jobs=1))  # create it
     db = sqlite3.connect(private_cache / FILE_NAME, timeout=0.1)
     db.execute("BEGIN EXCLUSIVE")  # another process holds the write lock for the whole scan
     try:
@@ -264,7 +264,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, pri
 
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(cache_module.Cache, "_open", short_timeout)
-            result = scan([str(root)], Config(jobs=1))
+            result = scan([str(root)], Config(cache=True, jobs=1))
     finally:
         db.rollback()
         db.close()
@@ -314,7 +314,7 @@ def test_an_unchanged_scan_replays_its_result_without_loading_a_shingle(
 ) -> None:
     root = _tree(make_tree)
     (root / "tiny.go").write_text("package gen\n")  # a skip, which the replay must repeat
-    config = Config(jobs=1, threshold=0.3)
+    config = Config(cache=True, jobs=1, threshold=0.3)
     cold = scan([str(root)], config)
     assert cold.stats.cache["result"] == 0 and cold.skips and cold.pairs
 
@@ -334,11 +334,11 @@ def test_an_unchanged_scan_replays_its_result_without_loading_a_shingle(
 )
 def test_any_change_of_input_computes_afresh(make_tree: TreeFactory, change: str) -> None:
     root = _tree(make_tree, files=8)
-    config = Config(jobs=1)
+    config = Config(cache=True, jobs=1)
     scan([str(root)], config)
     first = sorted(root.rglob("*.go"))[0]
     if change == "threshold":
-        config = Config(jobs=1, threshold=0.7)
+        config = Config(cache=True, jobs=1, threshold=0.7)
     elif change == "edit":
         first.write_text(first.read_text() + "\nvar edited = 1\n")
     elif change == "rename":
@@ -346,7 +346,7 @@ def test_any_change_of_input_computes_afresh(make_tree: TreeFactory, change: str
     elif change == "new file":
         (root / "extra.go").write_text(first.read_text())
     else:
-        config = Config(jobs=1, exclude=(first.name,))
+        config = Config(cache=True, jobs=1, exclude=(first.name,))
     again = scan([str(root)], config)
     assert again.stats.cache["result"] == 0
     assert _without_run(again) == _without_run(scan([str(root)], dataclasses.replace(config, cache=False)))

@@ -74,7 +74,7 @@ def _found(result: Result) -> list[tuple[str, str, float, float]]:
     return [(p.a, p.b, p.jaccard, p.estimate) for p in result.pairs]
 
 
-CONFIG = Config(jobs=1, threshold=0.3)
+CONFIG = Config(cache=True, jobs=1, threshold=0.3)
 
 
 def test_entries_unused_for_30_days_are_dropped_by_a_later_scan(

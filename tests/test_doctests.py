@@ -18,13 +18,16 @@ import minhashdup
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Every module of the package but ``__main__`` (the CLI) and ``_workerstart`` (which sets the
-#: importing process's SIGINT handler: for the fork server only).
-MODULES = sorted(
-    info.name
-    for info in pkgutil.walk_packages(minhashdup.__path__, "minhashdup.")
-    if not info.name.endswith(("__main__", "_workerstart"))  # the CLI; the fork server's own setup
-)
+#: The package (the library's calls) and every module of it but ``__main__`` (the CLI) and
+#: ``_workerstart`` (which sets the importing process's SIGINT handler: for the fork server only).
+MODULES = [
+    "minhashdup",
+    *sorted(
+        info.name
+        for info in pkgutil.walk_packages(minhashdup.__path__, "minhashdup.")
+        if not info.name.endswith(("__main__", "_workerstart"))  # the CLI; the fork server's own setup
+    ),
+]
 
 
 def test_the_package_has_examples_to_run() -> None:

@@ -83,7 +83,7 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
     root = _tree(make_tree)
     target = root / "a.go"
     old, new = target.read_bytes(), (root / "b.go").read_bytes()
-    config = Config(jobs=jobs, threshold=0.3)
+    config = Config(cache=True, jobs=jobs, threshold=0.3)
     before = _fresh(root, config)
     if jobs > 1:
         monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
@@ -129,7 +129,7 @@ def test_a_changed_file_with_its_stat_restored_is_read_again(
     old = target.read_bytes()
     new = (root / "b.go").read_bytes()
     new += b"\n" * (len(old) - len(new))  # same size; blank lines are not tokens
-    config = Config(jobs=1, threshold=0.3)
+    config = Config(cache=True, jobs=1, threshold=0.3)
     before = _fresh(root, config)
     after_walk(lambda: target.write_bytes(new))
     scan([str(root)], config)
@@ -146,7 +146,7 @@ def test_entries_of_the_old_format_possibly_poisoned_are_not_read(
     root = _tree(make_tree)
     target = root / "a.go"
     old = target.read_bytes()
-    config = Config(jobs=1, threshold=0.3)
+    config = Config(cache=True, jobs=1, threshold=0.3)
     before = _fresh(root, config)
     target.write_bytes((root / "b.go").read_bytes())
     os.utime(target, (SETTLED, SETTLED))

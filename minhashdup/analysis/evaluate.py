@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.config import Config
+from minhashdup.config import Config, check_share, check_whole
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
 from minhashdup.core.runs import pair_codes
@@ -47,6 +47,20 @@ def repeat_seeds(seed: int, repeats: int) -> list[int]:
         [18446744073709551614, 18446744073709551615, 0, 1]
     """
     return [(seed + i) % SEED_SPACE for i in range(repeats)]
+
+
+#: The most seeds one evaluation may measure recall with.
+MAX_REPEATS = 1000
+
+
+def check_bins(low: float, repeats: int) -> None:
+    """Refuse a ``low`` edge outside (0, 1) or ``repeats`` outside 1..:data:`MAX_REPEATS`.
+
+    Raises:
+        ConfigError: naming the parameter.
+    """
+    check_share("low", low)
+    check_whole("repeats", repeats, 1, MAX_REPEATS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,7 +170,11 @@ def evaluate(
             ``recall`` is the mean over the seeds: pairs of one tree are not independent
             (families of similar files win or lose together), so one seed's recall can stray
             from P(s) by several points.
+
+    Raises:
+        ConfigError: ``low`` or ``repeats`` out of range (see :func:`check_bins`).
     """
+    check_bins(low, repeats)
     prep = prepare(corpus, config)
     sigs = rep_signatures(prep, config)
     start = time.perf_counter()

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from minhashdup.ci.git import real, relative
 from minhashdup.core import cluster
-from minhashdup.errors import MinhashdupError
+from minhashdup.errors import ConfigError, MinhashdupError
 from minhashdup.report.outfile import replaced
 from minhashdup.result import Pair, Result
 from minhashdup.source.safeio import TooLargeError, read_regular
@@ -170,34 +170,62 @@ def _read(path: str) -> object:
     try:
         return json.loads(read_regular(path, LIMIT).decode("utf-8"))
     except FileNotFoundError:
-        raise BaselineError(f"--baseline {path}: no such file; record one with --write-baseline {path}") from None
+        raise BaselineError(
+            "{0} {path}: no such file; record one with {1} {path}", "baseline", "write_baseline", path=path
+        ) from None
     except TooLargeError:
-        raise BaselineError(f"--baseline {path}: more than {LIMIT // 2**20} MiB; is it a baseline?") from None
+        raise BaselineError(
+            "{0} {path}: more than {mib} MiB; is it a baseline?", "baseline", path=path, mib=LIMIT // 2**20
+        ) from None
     except OSError as err:
-        raise BaselineError(f"--baseline {path}: cannot be read ({err.strerror or err})") from None
+        raise BaselineError(
+            "{0} {path}: cannot be read ({why})", "baseline", path=path, why=err.strerror or err
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise BaselineError(f"--baseline {path}: cannot be read ({err}); rewrite it with --write-baseline") from None
+        raise BaselineError(
+            "{0} {path}: cannot be read ({why}); rewrite it with {1}", "baseline", "write_baseline", path=path, why=err
+        ) from None
     except RecursionError:
         raise BaselineError(
-            f"--baseline {path}: cannot be read (JSON nested too deep); rewrite it with --write-baseline"
+            "{0} {path}: cannot be read (JSON nested too deep); rewrite it with {1}",
+            "baseline",
+            "write_baseline",
+            path=path,
         ) from None
 
 
 def _entries(doc: object, path: str) -> Iterable[tuple[str, str, float]]:
     if not isinstance(doc, dict) or _KEY not in doc or not isinstance(doc.get("pairs"), list):
-        raise BaselineError(f"--baseline {path}: not a minhashdup baseline (no {_KEY!r} and 'pairs')")
+        raise BaselineError(
+            "{0} {path}: not a minhashdup baseline (no {key!r} and 'pairs')", "baseline", path=path, key=_KEY
+        )
     version = doc[_KEY]
     if version != VERSION:
         raise BaselineError(
-            f"--baseline {path}: version {version!r} is not {VERSION}; rewrite it with this"
-            " minhashdup's --write-baseline"
+            "{0} {path}: version {version!r} is not {supported}; rewrite it with this minhashdup's {1}",
+            "baseline",
+            "write_baseline",
+            path=path,
+            version=version,
+            supported=VERSION,
         )
     for number, entry in enumerate(doc["pairs"], 1):
         a, b, jaccard = (entry.get(k) for k in ("a", "b", "jaccard")) if isinstance(entry, dict) else (None,) * 3
         if not (isinstance(a, str) and isinstance(b, str) and isinstance(jaccard, (int, float))):
-            raise BaselineError(f"--baseline {path}: pair {number} needs string 'a', 'b' and a number 'jaccard'")
+            raise BaselineError(
+                "{0} {path}: pair {number} needs string 'a', 'b' and a number 'jaccard'",
+                "baseline",
+                path=path,
+                number=number,
+            )
         if isinstance(jaccard, bool) or not 0 <= jaccard <= 1:
-            raise BaselineError(f"--baseline {path}: pair {number} has jaccard {jaccard!r}, not between 0 and 1")
+            raise BaselineError(
+                "{0} {path}: pair {number} has jaccard {jaccard!r}, not between 0 and 1",
+                "baseline",
+                path=path,
+                number=number,
+                jaccard=jaccard,
+            )
         yield a, b, float(jaccard)
 
 
@@ -221,7 +249,9 @@ def write(result: Result, path: str) -> int:
         with replaced(path) as handle:  # whole or not at all; a symlink there is replaced, not followed
             handle.write(text)
     except OSError as err:
-        raise BaselineError(f"--write-baseline {path}: cannot write ({err.strerror or err})") from None
+        raise BaselineError(
+            "{0} {path}: cannot write ({why})", "write_baseline", path=path, why=err.strerror or err
+        ) from None
     return len(entries)
 
 
@@ -275,7 +305,13 @@ def _ordered(a: str, b: str) -> tuple[str, str]:
 
 
 def check_tolerance(value: float) -> float:
-    """``--baseline-tolerance`` must be a number from 0 to 1."""
+    """The tolerance of a baseline (``tolerance``, ``--baseline-tolerance``) must be a number from 0 to 1.
+
+    Raises:
+        ConfigError: naming the parameter.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", "tolerance", value=value)
     if math.isnan(value) or not 0 <= value <= 1:
-        raise BaselineError(f"--baseline-tolerance must be between 0 and 1 (got {value:g})")
+        raise ConfigError("{0} must be between 0 and 1 (got {value:g})", "tolerance", value=value)
     return value

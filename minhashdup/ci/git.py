@@ -140,11 +140,16 @@ def _verify_commit(top: str, ref: str) -> str:
     except ChangesError:
         shallow = Path(top, ".git", "shallow").exists()
         hint = "; the clone is shallow: fetch more history (actions/checkout: fetch-depth: 0)" if shallow else ""
-        raise ChangesError(f"--changed-since {ref}: not a commit of the repository {top}{hint}") from None
+        raise ChangesError(
+            "{0} {ref}: not a commit of the repository {top}{hint}", "changed_since", ref=ref, top=top, hint=hint
+        ) from None
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
         raise ChangesError(
-            f"--changed-since {ref}: git rev-parse in {top} gave {commit!r}, not a commit id;"
-            " name a branch, tag or commit hash"
+            "{0} {ref}: git rev-parse in {top} gave {commit!r}, not a commit id; name a branch, tag or commit hash",
+            "changed_since",
+            ref=ref,
+            top=top,
+            commit=commit,
         )
     return commit
 

@@ -57,7 +57,7 @@ class Review:
     def __post_init__(self) -> None:
         baselines.check_tolerance(self.tolerance)
         if self.max_pairs is not None and self.max_pairs < 0:
-            raise ConfigError(f"--max-pairs must be 0 or more (got {self.max_pairs})")
+            raise ConfigError("{0} must be 0 or more (got {value})", "max_pairs", value=self.max_pairs)
 
     @property
     def focused(self) -> bool:
@@ -215,54 +215,84 @@ def new_pair_count(
         >>> new_pair_count(["a", "b", "c", "d"], None, 1.0, None, 0.1, None)
         6
     """
-    base = recorded.base if recorded is not None else ""
-    classes = recorded.classes if recorded is not None else None
-
-    def key(path: str) -> str:
-        return relative(path, base) if recorded is not None else path
-
-    def tally(files: Sequence[str]) -> tuple[dict[str, list[int]], dict[str, bool]]:
-        by_class: dict[str, list[int]] = {}
-        flags: dict[str, bool] = {}
-        for path in files:
-            k = key(path)
-            flags[k] = changed is None or project.real(path) in changed
-            counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
-            counts[0] += 1
-            counts[1] += flags[k]
-        return by_class, flags
-
-    def across(n1: int, c1: int, n2: int, c2: int) -> int:
-        return n1 * n2 - (n1 - c1) * (n2 - c2)
-
-    def within(n: int, c: int) -> int:
-        return _binomial2(n) - _binomial2(n - c)
+    one = _tally(first, recorded, changed)
+    two = one if second is None else _tally(second, recorded, changed)
+    total = _within(one.n, one.c) if second is None else _across(one.n, one.c, two.n, two.c)
+    if recorded is None:
+        return total
 
     def knows(value: float | None) -> bool:
         return value is not None and round(jaccard, 6) <= value + tolerance + 1e-9
 
-    one, flags1 = tally(first)
-    two, flags2 = (one, flags1) if second is None else tally(second)
-    n1, c1 = len(flags1), sum(flags1.values())
-    total = within(n1, c1) if second is None else across(n1, c1, len(flags2), sum(flags2.values()))
-    if recorded is None:
-        return total
+    return total - _known_by_class(one, two, second is None, knows) - _known_by_entry(one, two, recorded, knows)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tally:
+    """Files of one side by baseline class: ``by_class[k] = [n, c]`` (files, changed files),
+    ``flags[key]`` whether each file (by its baseline key) is changed; ``classes`` as recorded."""
+
+    by_class: dict[str, list[int]]
+    flags: dict[str, bool]
+    classes: baselines.Classes | None
+
+    @property
+    def n(self) -> int:
+        return len(self.flags)
+
+    @property
+    def c(self) -> int:
+        return sum(self.flags.values())
+
+
+def _tally(files: Sequence[str], recorded: baselines.Baseline | None, changed: set[str] | None) -> _Tally:
+    classes = recorded.classes if recorded is not None else None
+    by_class: dict[str, list[int]] = {}
+    flags: dict[str, bool] = {}
+    for path in files:
+        k = relative(path, recorded.base) if recorded is not None else path
+        flags[k] = changed is None or project.real(path) in changed
+        counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
+        counts[0] += 1
+        counts[1] += flags[k]
+    return _Tally(by_class, flags, classes)
+
+
+def _across(n1: int, c1: int, n2: int, c2: int) -> int:
+    """Reported pairs between ``n1`` files (``c1`` changed) and ``n2`` files (``c2`` changed)."""
+    return n1 * n2 - (n1 - c1) * (n2 - c2)
+
+
+def _within(n: int, c: int) -> int:
+    """Reported pairs among ``n`` files, ``c`` of them changed."""
+    return _binomial2(n) - _binomial2(n - c)
+
+
+def _known_by_class(one: _Tally, two: _Tally, inside: bool, knows: Callable[[float | None], bool]) -> int:
+    """The reported pairs whose classes the baseline records at a Jaccard that knows them
+    (``inside``: the pairs within ``one``, each class pair once)."""
+    if one.classes is None:
+        return 0
     known = 0
-    if classes is not None:
-        for x, (nx, cx) in one.items():
-            for y, value in classes.partners.get(x, {}).items():
-                if y not in two or not knows(value):
-                    continue
-                if second is not None:
-                    known += across(nx, cx, *two[y])
-                elif x == y:
-                    known += within(nx, cx)
-                elif x < y:
-                    known += across(nx, cx, *two[y])
-    for a, a_changed in flags1.items():
-        for b, value in recorded.entries_of.get(a, {}).items():
-            if b not in flags2 or (second is None and b <= a) or not (a_changed or flags2[b]):
+    for x, (nx, cx) in one.by_class.items():
+        for y, value in one.classes.partners.get(x, {}).items():
+            if y not in two.by_class or not knows(value) or (inside and x > y):
                 continue
-            by_class = classes is not None and knows(classes.get((a, b)))
+            known += _within(nx, cx) if inside and x == y else _across(nx, cx, *two.by_class[y])
+    return known
+
+
+def _known_by_entry(
+    one: _Tally, two: _Tally, recorded: baselines.Baseline, knows: Callable[[float | None], bool]
+) -> int:
+    """The correction of the pairs with an entry of their own (read first by
+    :func:`baseline.mark`): known by the entry instead of by their classes."""
+    inside = one is two
+    known = 0
+    for a, a_changed in one.flags.items():
+        for b, value in recorded.entries_of.get(a, {}).items():
+            if b not in two.flags or (inside and b <= a) or not (a_changed or two.flags[b]):
+                continue
+            by_class = one.classes is not None and knows(one.classes.get((a, b)))
             known += knows(value) - by_class
-    return total - known
+    return known

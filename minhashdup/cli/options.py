@@ -25,6 +25,25 @@ class UsageFailure(click.ClickException):
     exit_code = ExitCode.USAGE
 
 
+#: Library parameters whose flag is not ``--`` and the name with dashes.
+_FLAGS = {
+    "tolerance": "--baseline-tolerance",
+    "changed_files": "--files-from",
+    "gitignore": "--no-gitignore",
+    "cache": "--no-cache",
+}
+
+
+def flag(name: str) -> str:
+    """The flag of a library parameter, as error messages name it on the command line.
+
+    Example:
+        >>> flag("max_hashes"), flag("tolerance")
+        ('--max-hashes', '--baseline-tolerance')
+    """
+    return _FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
 _UNITS = {
     "": 1,
     "b": 1,

@@ -213,19 +213,17 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise UsageFailure("--config and --no-config exclude each other; give one")
     if not value and ctx.meta.get(NO_CONFIG_KEY):
         return None
-    try:
-        path = Path(value) if value else find_config_file()
-        if path is None:
-            return None
-        source = f"{path} [tool.minhashdup]" if path.name == "pyproject.toml" and not value else str(path)
-        settings = read_config_file(path)
-        if not value:  # found, not chosen: part of the scanned repository
-            check_project_settings(settings, source, path.parent)
-        defaults = config_defaults(ctx, settings, source)
-        if not value:
-            check_project_limits(ctx, defaults, source)
-    except ConfigError as err:
-        raise UsageFailure(str(err)) from None
+    # A ConfigError raised here ends the command as any other: one line, exit 2 (cli.exit_code).
+    path = Path(value) if value else find_config_file()
+    if path is None:
+        return None
+    source = f"{path} [tool.minhashdup]" if path.name == "pyproject.toml" and not value else str(path)
+    settings = read_config_file(path)
+    if not value:  # found, not chosen: part of the scanned repository
+        check_project_settings(settings, source, path.parent)
+    defaults = config_defaults(ctx, settings, source)
+    if not value:
+        check_project_limits(ctx, defaults, source)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     ctx.meta[CONFIG_FILE_KEY] = str(path)
     return str(path)

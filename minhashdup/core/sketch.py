@@ -83,6 +83,11 @@ def as_hashes(hashes: npt.ArrayLike) -> UInt64Array:
 class MinHash:
     """MinHash signature of a set of items: ``num_hashes`` minima under a seeded family.
 
+    With ``bits`` below 64 it is a b-bit MinHash (Li and König 2010): only the low ``bits``
+    of each minimum are kept in :attr:`signature` (``num_hashes * bits / 8`` bytes), and
+    :meth:`jaccard` removes the chance that two different minima agree in those bits. The
+    full minima are kept inside, so that adding items and merging stay exact.
+
     Example:
         >>> a, b = MinHash(128), MinHash(128)
         >>> a.update(["x", "y", "z"]); b.update(["x", "y", "w"])
@@ -90,13 +95,17 @@ class MinHash:
         True
         >>> (a.merge(b).signature == MinHash(128, items=["x", "y", "z", "w"]).signature).all()
         np.True_
+        >>> small = MinHash(128, bits=8, items=["x", "y", "z"])
+        >>> int(small.signature.max()) < 256, small.jaccard(MinHash(128, bits=8, items=["x", "y", "z"]))
+        (True, 1.0)
     """
 
-    def __init__(self, num_hashes: int = 128, seed: int = 1, items: Iterable[str | bytes] = ()) -> None:
+    def __init__(self, num_hashes: int = 128, seed: int = 1, items: Iterable[str | bytes] = (), bits: int = 64) -> None:
         if isinstance(num_hashes, bool) or not isinstance(num_hashes, int) or num_hashes < 1:
             raise ValueError(f"num_hashes must be a positive whole number (got {num_hashes!r})")
         _check_whole("seed", seed, 0, 2**64 - 1)
-        self.seed = seed
+        _check_whole("bits", bits, 1, 64)
+        self.seed, self.bits = seed, int(bits)
         self._seeds = sig.hash_seeds(seed, num_hashes)
         self._sig = np.full(num_hashes, sig.EMPTY, dtype=np.uint64)
         self.update(items)
@@ -108,8 +117,9 @@ class MinHash:
 
     @property
     def signature(self) -> UInt64Array:
-        """A copy of the ``K`` minima (:data:`minhashdup.core.signature.EMPTY` where the set is empty)."""
-        return self._sig.copy()
+        """A copy of the ``K`` minima, each cut to its low :attr:`bits`
+        (:data:`minhashdup.core.signature.EMPTY`, so cut, where the set is empty)."""
+        return sig.truncate(self._sig, self.bits).copy()
 
     def is_empty(self) -> bool:
         """True until an item is added."""
@@ -155,7 +165,9 @@ class MinHash:
         self._check(other)
         if self.is_empty() and other.is_empty():
             raise ValueError("the Jaccard similarity of two empty MinHashes is undefined (0 / 0); check is_empty()")
-        return float(sig.agreement(self._sig, other._sig))
+        if self.is_empty() or other.is_empty():
+            return 0.0  # cut to a few bits, EMPTY could agree with a minimum by chance
+        return float(sig.estimate(self.signature, other.signature, self.bits))
 
     def merge(self, other: MinHash) -> MinHash:
         """The MinHash of the union of both sets (elementwise minimum); neither changes."""
@@ -167,28 +179,40 @@ class MinHash:
     def copy(self) -> MinHash:
         """An independent copy."""
         out = MinHash.__new__(MinHash)
-        out.seed, out._seeds, out._sig = self.seed, self._seeds, self._sig.copy()
+        out.seed, out.bits, out._seeds, out._sig = self.seed, self.bits, self._seeds, self._sig.copy()
         return out
 
+    @property
+    def family(self) -> tuple[int, int, int]:
+        """``(seed, num_hashes, bits)``: MinHashes compare only within one family."""
+        return self.seed, self.num_hashes, self.bits
+
     def band_keys(self, bands: int, rows: int) -> UInt64Array:
-        """The ``bands`` LSH keys of this signature (as the scan computes them)."""
-        keys: UInt64Array = banding.band_keys(self._sig[None, :], bands, rows)[0]
+        """The ``bands`` LSH keys of this signature (as the scan computes them, b-bit values too)."""
+        keys: UInt64Array = banding.band_keys(self.signature[None, :], bands, rows)[0]
         return keys
 
     def _check(self, other: MinHash) -> None:
-        if self.num_hashes != other.num_hashes or self.seed != other.seed:
+        if self.family != other.family:
             raise ValueError(
-                f"cannot compare MinHash(K={self.num_hashes}, seed={self.seed}) "
-                f"with MinHash(K={other.num_hashes}, seed={other.seed}); build both alike"
+                f"cannot compare MinHash(K={self.num_hashes}, seed={self.seed}{_bits(self.bits)}) "
+                f"with MinHash(K={other.num_hashes}, seed={other.seed}{_bits(other.bits)}); build both alike"
             )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, MinHash) and self.seed == other.seed and bool(np.array_equal(self._sig, other._sig))
+        return (
+            isinstance(other, MinHash) and self.family == other.family and bool(np.array_equal(self._sig, other._sig))
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"MinHash(num_hashes={self.num_hashes}, seed={self.seed})"
+        return f"MinHash(num_hashes={self.num_hashes}, seed={self.seed}{_bits(self.bits)})"
+
+
+def _bits(bits: int) -> str:
+    """``, bits=W`` for a b-bit MinHash, nothing for full 64-bit values."""
+    return "" if bits >= 64 else f", bits={bits}"
 
 
 class LSHIndex:
@@ -197,22 +221,53 @@ class LSHIndex:
     Candidates are approximate (see :func:`minhashdup.core.bands.candidate_probability`): check
     them with an exact similarity before trusting them.
 
+    Give ``bands`` and ``rows``, or a ``threshold``: then they are chosen as ``minhashdup tune``
+    recommends (:func:`minhashdup.core.bands.recommend`): the fewest hashes, at most
+    ``max_hashes``, with which a pair of similarity ``threshold`` becomes a candidate with
+    probability ``min_recall`` at least, for MinHashes of ``bits`` bits. Neither: 12 x 4, as a scan.
+
+    Raises:
+        TypeError, ValueError: a value of the wrong type or out of range, bands or rows given
+            with a threshold, or no setting within ``max_hashes`` reaching ``min_recall``.
+
     Example:
         >>> idx = LSHIndex(bands=16, rows=2)
         >>> a = MinHash(32, items=[str(i) for i in range(100)])
         >>> idx.insert("a", a); idx.insert("copy", a.copy())
         >>> idx.query(a), idx.candidate_pairs()
         (['a', 'copy'], [('a', 'copy')])
+        >>> tuned = LSHIndex(threshold=0.8)
+        >>> tuned.bands, tuned.rows, tuned.num_hashes
+        (5, 2, 10)
     """
 
-    def __init__(self, bands: int = 12, rows: int = 4) -> None:
+    def __init__(
+        self,
+        bands: int | None = None,
+        rows: int | None = None,
+        *,
+        threshold: float | None = None,
+        max_hashes: int = 128,
+        min_recall: float = 0.99,
+        bits: int = 64,
+    ) -> None:
+        if threshold is not None:
+            if bands is not None or rows is not None:
+                raise ValueError("give bands and rows, or a threshold to choose them from, not both")
+            bands, rows = _tuned(threshold, max_hashes, min_recall, bits)
+        bands, rows = (12 if bands is None else bands), (4 if rows is None else rows)
         _check_whole("bands", bands, 1, 2**16)
         _check_whole("rows", rows, 1, 2**16)
         self.bands, self.rows = bands, rows
-        self.family: tuple[int, int] | None = None  # (seed, num_hashes) of the MinHashes inside
+        self.family: tuple[int, int, int] | None = None  # (seed, num_hashes, bits) of the MinHashes inside
         self._keys: list[Hashable] = []
         self._ids: dict[Hashable, int] = {}
         self._buckets: list[dict[int, list[int]]] = [{} for _ in range(bands)]
+
+    @property
+    def num_hashes(self) -> int:
+        """The fewest hashes a MinHash needs to fill this index's bands: ``bands * rows``."""
+        return self.bands * self.rows
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -228,11 +283,12 @@ class LSHIndex:
                 f"a MinHash of {minhash.num_hashes} hashes cannot fill {self.bands} bands x "
                 f"{self.rows} rows; use num_hashes >= {self.bands * self.rows}"
             )
-        if self.family is not None and (minhash.seed, minhash.num_hashes) != self.family:
-            seed, k = self.family
+        if self.family is not None and minhash.family != self.family:
+            seed, k, bits = self.family
             raise ValueError(
-                f"this index holds MinHash(num_hashes={k}, seed={seed}); a MinHash(num_hashes={minhash.num_hashes},"
-                f" seed={minhash.seed}) is not comparable with them: build all MinHashes alike"
+                f"this index holds MinHash(num_hashes={k}, seed={seed}{_bits(bits)}); a MinHash(num_hashes="
+                f"{minhash.num_hashes}, seed={minhash.seed}{_bits(minhash.bits)}) is not comparable with them:"
+                " build all MinHashes alike"
             )
         return [int(k) for k in minhash.band_keys(self.bands, self.rows)]
 
@@ -250,7 +306,7 @@ class LSHIndex:
         keys = self._band_keys(minhash)
         if minhash.is_empty():
             raise ValueError(f"the MinHash of key {key!r} is empty (no item added); leave it out of the index")
-        self.family = (minhash.seed, minhash.num_hashes)
+        self.family = minhash.family
         ident = len(self._keys)
         self._keys.append(key)
         self._ids[key] = ident
@@ -279,6 +335,23 @@ class LSHIndex:
                 for x in range(len(members)):
                     for y in range(x + 1, len(members)):
                         yield members[x], members[y]
+
+
+def _tuned(threshold: float, max_hashes: int, min_recall: float, bits: int) -> tuple[int, int]:
+    """The (bands, rows) ``tune`` recommends for ``threshold``."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be a number above 0 and at most 1 (got {threshold!r})")
+    if isinstance(min_recall, bool) or not isinstance(min_recall, (int, float)) or not 0 < min_recall < 1:
+        raise ValueError(f"min_recall must be a number above 0 and below 1 (got {min_recall!r})")
+    _check_whole("max_hashes", max_hashes, 2, 2**16)
+    _check_whole("bits", bits, 1, 64)
+    best = banding.recommend(banding.tune(threshold, max_hashes, min_recall, bits), min_recall)
+    if best is None:
+        raise ValueError(
+            f"no bands x rows within max_hashes={max_hashes} reach min_recall={min_recall:g} at threshold"
+            f" {threshold:g}; raise max_hashes or lower min_recall"
+        )
+    return best.bands, best.rows
 
 
 def _check_whole(name: str, value: object, low: int, high: int) -> None:

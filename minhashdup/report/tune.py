@@ -10,25 +10,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from minhashdup.analysis.tuning import choice_dict
 from minhashdup.core.bands import TUNE_SIMILARITIES, Choice
 from minhashdup.report.console import make_console
 
 PLOT_WIDTH, PLOT_HEIGHT = 61, 16
 DEFAULT = (12, 4)  # scan's --bands and --rows
-
-
-def choice_dict(c: Choice) -> dict[str, Any]:
-    """A setting as plain data, for JSON."""
-    return {
-        "bands": c.bands,
-        "rows": c.rows,
-        "hashes": c.hashes,
-        "knee": round(c.knee, 4),
-        "p_threshold": round(c.p(c.threshold), 4),
-        "lost_at_threshold": round(c.lost_at_threshold, 4),
-        "candidates_per_true_pair": round(c.candidates_per_true_pair, 3),
-        "p": {f"{s:.1f}": round(c.p(s), 4) for s in TUNE_SIMILARITIES},
-    }
 
 
 def render_tune_json(

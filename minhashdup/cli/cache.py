@@ -1,0 +1,112 @@
+"""``minhashdup cache info|clear|prune``: the cache of per-file shingles and signatures."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import click
+
+from minhashdup.cli.options import ByteSize, UsageFailure, format_option
+from minhashdup.cli.output import NO_OUTPUT, write
+from minhashdup.config import MIB
+from minhashdup.engine.cache import Cache, default_dir
+from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
+from minhashdup.report.terminal import printable
+
+
+@click.group(name="cache")
+def cache_group() -> None:
+    """Inspect, prune or empty the cache of per-file shingles and signatures."""
+
+
+_cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    show_default="$XDG_CACHE_HOME/minhashdup",
+    help="The cache folder.",
+)
+
+
+@cache_group.command(name="info")
+@_cache_dir_option
+@format_option()
+def cache_info(cache_dir: str | None, fmt: str) -> None:
+    """Where the cache is, how many files and signatures it holds, and its size."""
+    with _cache(cache_dir) as store:
+        info = store.info()
+    if fmt == "json":
+        write(lambda stream: stream.write(json.dumps(info, indent=2) + "\n"), None, NO_OUTPUT)
+        return
+    write(
+        lambda stream: stream.writelines(f"{key}: {printable(str(value))}\n" for key, value in info.items()),
+        None,
+        NO_OUTPUT,
+    )
+
+
+@cache_group.command(name="clear")
+@_cache_dir_option
+def cache_clear(cache_dir: str | None) -> None:
+    """Remove every entry from the cache."""
+    with _cache(cache_dir) as store:
+        if not store.clear():
+            raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
+        click.echo(f"cleared {printable(str(store.path))}")
+
+
+@cache_group.command(name="prune")
+@_cache_dir_option
+@click.option(
+    "--older-than",
+    type=float,
+    default=MAX_AGE_DAYS,
+    show_default=True,
+    metavar="DAYS",
+    help="Drop entries not used for DAYS days (0 drops them all).",
+)
+@click.option(
+    "--max-size",
+    type=ByteSize(),
+    default=MAX_BYTES,
+    show_default="1GiB",
+    help="Then drop the least recently used entries until the cache file is at most SIZE.",
+)
+@format_option()
+def cache_prune(cache_dir: str | None, older_than: float, max_size: int, fmt: str) -> None:
+    """Drop the entries not used lately, then the least recently used until the cache fits
+    in --max-size. A scan does this with the defaults once a day, sparing what it used that day.
+    """
+    check_limits(older_than, max_size, ("--older-than", "--max-size"))
+    with _cache(cache_dir) as store:
+        pruned = store.prune(older_than, max_size)
+        if pruned is None:
+            raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(store.path), **pruned.to_dict()}, indent=2))
+        return
+    counts = [_count(pruned.files, "file entry", "file entries"), _count(pruned.stats, "stat", "stats")]
+    counts += [
+        _count(pruned.results, "result", "results"),
+        _count(len(pruned.old_files), "old cache file", "old cache files"),
+    ]
+    click.echo(
+        f"pruned {printable(str(store.path))}: dropped {', '.join(counts)}; "
+        f"{pruned.bytes_before / MIB:.1f} MiB -> {pruned.bytes_after / MIB:.1f} MiB"
+    )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _cache(cache_dir: str | None) -> Cache:
+    try:
+        store = Cache(Path(cache_dir) if cache_dir else default_dir())
+    except (OSError, sqlite3.Error) as err:
+        raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
+    for warning in store.warnings:
+        click.echo(f"warning: {printable(warning)}", err=True)
+    return store

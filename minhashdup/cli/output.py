@@ -1,0 +1,81 @@
+"""Where the command's output goes: a report to stdout or ``--output``, progress and notices to
+stderr, and what happens when either cannot be written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import TextIO
+
+from minhashdup.cli.options import UsageFailure
+from minhashdup.engine.pipeline import ProgressBar, ProgressFactory
+from minhashdup.report.outfile import replaced
+
+#: What to do when stdout cannot be written, for the commands without --output.
+NO_OUTPUT = "redirect stdout to a file on a disk with room"
+
+
+@contextlib.contextmanager
+def stderr_may_close() -> Iterator[None]:
+    """Notices to stderr whose reader may have gone (``2>&1 | head``): the rest of them is
+    dropped, and the scan ends with the exit code it decided (a gate must never pass because
+    its messages could not be shown)."""
+    try:
+        yield
+    except BrokenPipeError:
+        silence(sys.stderr)
+
+
+def silence(stream: TextIO) -> None:
+    """Point ``stream``'s file at the null device: what is still buffered is dropped, not retried."""
+    try:
+        fileno = stream.fileno()
+    except (OSError, ValueError):  # not a real file (e.g. captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
+
+
+def write(
+    renderer: Callable[[TextIO], object], output: str | None, hint: str = "write it to a file with --output"
+) -> None:
+    """The report to ``output`` (whole or not at all, see :func:`replaced`) or to stdout.
+
+    A write error (a full disk, a closed terminal) is one line and exit 2, never a cut file
+    that exits 0. A reader that went away (``| head``) is not an error: the rest of stdout
+    is dropped and the scan ends as it would have (the gate still decides the exit code).
+    """
+    if output is None:
+        try:
+            renderer(sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            silence(sys.stdout)
+        except OSError as err:
+            silence(sys.stdout)
+            raise UsageFailure(f"cannot write the report to stdout: {err.strerror or err}; {hint}") from None
+        return
+    try:
+        with replaced(output) as handle:
+            renderer(handle)
+    except OSError as err:
+        raise UsageFailure(f"cannot write {output}: {err.strerror or err}; choose another --output") from None
+
+
+def progress_factory(quiet: bool) -> ProgressFactory | None:
+    """Progress bars on stderr (drawn only on a terminal); none with ``--quiet``."""
+    if quiet:
+        return None
+
+    def factory(stage: str, total: int) -> ProgressBar:
+        from tqdm import tqdm  # only when there is something to lex
+
+        bar: ProgressBar = tqdm(
+            total=total, desc=stage, unit="file", file=sys.stderr, leave=False, disable=not sys.stderr.isatty()
+        )
+        return bar
+
+    return factory

@@ -1,0 +1,135 @@
+"""``minhashdup scan``: parse the options, call :func:`minhashdup.scan`, render, say what the
+gate decided."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+import minhashdup
+from minhashdup.ci.review import Review
+from minhashdup.cli.options import (
+    CONFIG_FILE_KEY,
+    ci_options,
+    config_from,
+    exact_option,
+    file_options,
+    lsh_options,
+    output_options,
+    paths_argument,
+    review_from,
+    run_options,
+    token_options,
+)
+from minhashdup.cli.output import progress_factory, stderr_may_close, write
+from minhashdup.cli.settings import config_option
+from minhashdup.config import Config
+from minhashdup.core.bands import candidate_probability
+from minhashdup.errors import ExitCode
+from minhashdup.report import render
+from minhashdup.report.notices import render_notices
+from minhashdup.report.terminal import printable
+from minhashdup.result import Result
+
+SCAN_EPILOG = """\b
+Examples:
+  minhashdup scan ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
+  minhashdup scan . --threshold 0.8 --format json | jq '.pairs[] | [.a, .b, .jaccard]'
+  minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
+  minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
+  minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
+"""
+
+
+@click.command(name="scan", epilog=SCAN_EPILOG)
+@paths_argument
+@file_options
+@token_options
+@lsh_options
+@exact_option
+@output_options
+@ci_options
+@run_options
+@config_option
+def scan_command(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    sarif_per: str,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
+) -> ExitCode:
+    """Report the pairs of files under PATHS whose token shingles are nearly the same.
+
+    PATHS are folders or files. Files are lexed with pygments (comments and whitespace
+    dropped), cut into shingles of k tokens, MinHashed, banded; candidates sharing a band
+    are checked with their exact Jaccard similarity, and pairs at or above --threshold are
+    reported with their families (clusters).
+    """
+    config = config_from({**options, "output": output})
+    review = review_from(options)
+    result = minhashdup.scan(list(paths), config, review=review, progress=progress_factory(quiet))
+    result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
+    extra = _report_inputs(result, fmt, sarif_per, config.workers)
+    failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
+    write(lambda stream: render(result, fmt, stream, **extra), output)
+    with stderr_may_close():
+        render_notices(result, sys.stderr, quiet, verbose)
+        _threshold_hint(config, quiet)
+        if "written" in result.stats.baseline and not quiet:
+            click.echo(
+                f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
+            )
+    if not failed:
+        return ExitCode.OK
+    with stderr_may_close():
+        click.echo(_gate_message(result, review), err=True)
+    return ExitCode.PAIRS_FOUND
+
+
+def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[str, Any]:
+    """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
+    writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
+    where the project is; and SARIF's warning (cut to GitHub's limits) joins the scan's, shown
+    after the report."""
+    from minhashdup.analysis import regions  # pygments: only for these formats
+    from minhashdup.ci.git import locate
+
+    if fmt == "sarif":
+        project = locate(regions.shown_paths(result, sarif_per))
+        found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
+        return {"per": sarif_per, "project": project, "regions": found, "warn": result.warnings.append}
+    if fmt == "html":
+        return {"sources": regions.side_by_side(result, jobs)}
+    return {}
+
+
+def _gate_message(result: Result, review: Review) -> str:
+    new = result.stats.new_pairs
+    return (
+        f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
+        + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
+        + ("" if review.baseline else " (record accepted ones with --write-baseline)")
+    )
+
+
+def _threshold_hint(config: Config, quiet: bool) -> None:
+    """A --threshold without --bands/--rows keeps 12 x 4: say what that costs in recall."""
+    ctx = click.get_current_context()
+    given = {n for n in ("threshold", "bands", "rows") if ctx.get_parameter_source(n) != ParameterSource.DEFAULT}
+    if quiet or config.exact or given != {"threshold"}:
+        return
+    p = float(candidate_probability(config.threshold, config.bands, config.rows, config.bits))
+    if p >= 0.9:
+        return
+    best = minhashdup.tune(config.threshold, bits=config.bits).recommended
+    advice = f"--bands {best.bands} --rows {best.rows}" if best else "--exact"
+    click.echo(
+        f"note: {config.bands} x {config.rows} finds a pair of similarity {config.threshold:g} with probability "
+        f"{p:.2f}; for recall first try {advice} (see 'minhashdup tune --threshold {config.threshold:g}')",
+        err=True,
+    )
