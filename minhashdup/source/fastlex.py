@@ -140,13 +140,26 @@ class FastLexer:
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
         return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 
+    def _callback(
+        self, plan: _Plan, text: str, pos: int, keep: Callable[[str], None], at: Callable[[int], None] | None
+    ) -> None:
+        """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""
+        for index, ttype, value in plan.action(self.lexer, plan.rexmatch(text, pos)):
+            if kept(ttype, value):
+                keep(value)
+                if at is not None:
+                    at(index)
+
+    # The per-token hot loop: names are locals, and a joined state's match and a token kept or
+    # dropped by its type stay inline; only the rare paths (a state run rule by rule, a callback
+    # rule) are calls, which measured no slower than inline (issue 12).
     def _scan(self, text: str, starts: list[int] | None) -> list[str]:
         """The kept tokens of preprocessed ``text``; with ``starts``, each one's offset too."""
         out: list[str] = []
         keep = out.append
         track = starts is not None
         at: Callable[[int], None] = starts.append if starts is not None else _no_op
-        lexer, states = self.lexer, self.states
+        states = self.states
         keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, ASCII  # locals: hot loop
         code_of = ord
         pos, end = 0, len(text)
@@ -165,12 +178,7 @@ class FastLexer:
                 m = None if match is None else match(text, pos)
                 plan = None if m is None else joined.plans[m.lastindex]
             else:
-                m = plan = None
-                for candidate in state.sequential:
-                    m = candidate.rexmatch(text, pos)
-                    if m is not None:
-                        plan = candidate
-                        break
+                m, plan = _first_rule(state.sequential, text, pos)
             if plan is None or m is None:
                 if pos >= end:
                     break
@@ -196,11 +204,7 @@ class FastLexer:
                     if track:
                         at(pos)
             elif kind == callback:
-                for index, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
-                    if kept(ttype, value):
-                        keep(value)
-                        if track:
-                            at(index)
+                self._callback(plan, text, pos, keep, at if track else None)
             pos = m.end()
             new_state = plan.new_state
             if new_state is not None:
@@ -208,6 +212,15 @@ class FastLexer:
                 state = states[stack[-1]]
                 whole, by_char = state.joined, state.by_char
         return out
+
+
+def _first_rule(plans: list[_Plan], text: str, pos: int) -> tuple[Any, _Plan | None]:
+    """The match of the first rule that matches at ``pos``, and that rule (pygments' order)."""
+    for candidate in plans:
+        m = candidate.rexmatch(text, pos)
+        if m is not None:
+            return m, candidate
+    return None, None
 
 
 def _no_op(_: int) -> None:
