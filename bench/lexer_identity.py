@@ -19,7 +19,8 @@ from collections import Counter
 from typing import Any
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.tokens import NoLexerError, decode, lexer_for, significant_tokens
+from minhashdup.source.significant import significant_tokens
+from minhashdup.source.tokens import NoLexerError, decode, lexer_for
 from minhashdup.source.walk import walk
 
 

@@ -14,8 +14,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from minhashdup.errors import ConfigError
+from minhashdup.source.ignore import compile_globs
 from minhashdup.source.safeio import TooLargeError, read_regular
-from minhashdup.source.walk import compile_globs
 
 MIB = 1024 * 1024
 

@@ -8,13 +8,10 @@ from hypothesis import strategies as st
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 
-from minhashdup.source.fastlex import FastLexer, first_chars, supported
-from minhashdup.source.tokens import (
-    significant_tokens,
-    significant_tokens_with_lines,
-    token_texts,
-    token_texts_with_lines,
-)
+from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.patterns import first_chars
+from minhashdup.source.significant import significant_tokens, significant_tokens_with_lines
+from minhashdup.source.tokens import token_texts, token_texts_with_lines
 
 JUNK = [
     '"',
@@ -265,7 +262,7 @@ def test_fallback_engine_is_pygments() -> None:
 def test_first_characters(pattern: str, starts: str | None, nullable: bool) -> None:
     import re
 
-    from minhashdup.source.fastlex import parser  # re._parser on 3.11+, sre_parse on 3.10
+    from minhashdup.source.patterns import parser  # re._parser on 3.11+, sre_parse on 3.10
 
     parsed = parser.parse(pattern, re.MULTILINE)
     chars, can_be_empty = first_chars(parsed, parsed.state.flags)

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from pygments.lexers import CLexer, GoLexer, PythonLexer
 
-from minhashdup.source.tokens import ENGINES, NoLexerError, decode, lexer_for, significant_tokens, token_texts
+from minhashdup.source.significant import significant_tokens
+from minhashdup.source.tokens import ENGINES, NoLexerError, decode, lexer_for, token_texts
 
 
 def test_comments_and_whitespace_are_dropped_and_token_text_kept() -> None:

@@ -17,15 +17,8 @@ from typing import Any
 import pathspec
 import pytest
 
-from minhashdup.source.walk import (
-    IGNORE_FILE_LIMIT,
-    IGNORE_NESTING_LIMIT,
-    Skip,
-    SkipReason,
-    WalkResult,
-    compile_globs,
-    walk,
-)
+from minhashdup.source.ignore import IGNORE_FILE_LIMIT, IGNORE_NESTING_LIMIT, compile_globs
+from minhashdup.source.walk import Skip, SkipReason, WalkResult, walk
 
 from .conftest import TreeFactory
 

@@ -19,27 +19,19 @@ the token stream is the same.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import _TokenType
 
-from minhashdup.source.tokens import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
-
-if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated alias
-    from re import _parser as parser  # type: ignore[attr-defined]
-else:  # pragma: no cover - Python 3.10
-    import sre_parse as parser
+from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
+from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
 
 Token = tuple[int, Any, str]
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
-
-_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
 
 def _vetted_overrides() -> set[type]:
@@ -93,7 +85,7 @@ class _State:
     sources: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     flags: int = 0
     built: dict[tuple[int, ...], _Joined] = dataclasses.field(default_factory=dict)
-    seen: list[int] = dataclasses.field(default_factory=lambda: [0] * _ASCII)
+    seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
 
     def for_char(self, code: int) -> _Joined:
         """The pattern to try at a position starting with ASCII character ``code``.
@@ -148,14 +140,27 @@ class FastLexer:
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
         return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 
+    def _callback(
+        self, plan: _Plan, text: str, pos: int, keep: Callable[[str], None], at: Callable[[int], None] | None
+    ) -> None:
+        """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""
+        for index, ttype, value in plan.action(self.lexer, plan.rexmatch(text, pos)):
+            if kept(ttype, value):
+                keep(value)
+                if at is not None:
+                    at(index)
+
+    # The per-token hot loop: names are locals, and a joined state's match and a token kept or
+    # dropped by its type stay inline; only the rare paths (a state run rule by rule, a callback
+    # rule) are calls, which measured no slower than inline (issue 12).
     def _scan(self, text: str, starts: list[int] | None) -> list[str]:
         """The kept tokens of preprocessed ``text``; with ``starts``, each one's offset too."""
         out: list[str] = []
         keep = out.append
         track = starts is not None
         at: Callable[[int], None] = starts.append if starts is not None else _no_op
-        lexer, states = self.lexer, self.states
-        keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, _ASCII  # locals: hot loop
+        states = self.states
+        keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, ASCII  # locals: hot loop
         code_of = ord
         pos, end = 0, len(text)
         stack = ["root"]
@@ -173,12 +178,7 @@ class FastLexer:
                 m = None if match is None else match(text, pos)
                 plan = None if m is None else joined.plans[m.lastindex]
             else:
-                m = plan = None
-                for candidate in state.sequential:
-                    m = candidate.rexmatch(text, pos)
-                    if m is not None:
-                        plan = candidate
-                        break
+                m, plan = _first_rule(state.sequential, text, pos)
             if plan is None or m is None:
                 if pos >= end:
                     break
@@ -204,11 +204,7 @@ class FastLexer:
                     if track:
                         at(pos)
             elif kind == callback:
-                for index, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
-                    if kept(ttype, value):
-                        keep(value)
-                        if track:
-                            at(index)
+                self._callback(plan, text, pos, keep, at if track else None)
             pos = m.end()
             new_state = plan.new_state
             if new_state is not None:
@@ -216,6 +212,15 @@ class FastLexer:
                 state = states[stack[-1]]
                 whole, by_char = state.joined, state.by_char
         return out
+
+
+def _first_rule(plans: list[_Plan], text: str, pos: int) -> tuple[Any, _Plan | None]:
+    """The match of the first rule that matches at ``pos``, and that rule (pygments' order)."""
+    for candidate in plans:
+        m = candidate.rexmatch(text, pos)
+        if m is not None:
+            return m, candidate
+    return None, None
 
 
 def _no_op(_: int) -> None:
@@ -277,10 +282,10 @@ def _join(rules: list[Rule], flags: int) -> _State:
     starts: list[tuple[set[int] | None, bool]] = []
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
-        if not isinstance(pattern.pattern, str) or _own_flags(pattern) != flags & ~re.UNICODE:
+        if not isinstance(pattern.pattern, str) or own_flags(pattern) != flags & ~re.UNICODE:
             return sequential
-        source = _scoped(pattern.pattern)
-        parsed = _parsed(source, flags) if source is not None else None
+        source = scoped(pattern.pattern)
+        parsed = embeddable(source, flags) if source is not None else None
         if source is None or parsed is None:
             return sequential
         sources.append((source, pattern.groups))
@@ -288,7 +293,7 @@ def _join(rules: list[Rule], flags: int) -> _State:
     everything = _compile(plans, sources, list(range(len(plans))), flags)
     if everything is None:
         return sequential
-    return _State(plans, everything, [None] * _ASCII, starts, sources, flags)
+    return _State(plans, everything, [None] * ASCII, starts, sources, flags)
 
 
 def _compile(plans: list[_Plan], sources: list[tuple[str, int]], chosen: list[int], flags: int) -> _Joined | None:
@@ -309,163 +314,3 @@ def _compile(plans: list[_Plan], sources: list[tuple[str, int]], chosen: list[in
     if joined.groups != len(by_group) - 1:
         return None
     return _Joined(joined.match, by_group)
-
-
-_INLINE = {
-    "a": re.ASCII,
-    "i": re.IGNORECASE,
-    "L": re.LOCALE,
-    "m": re.MULTILINE,
-    "s": re.DOTALL,
-    "u": re.UNICODE,
-    "x": re.VERBOSE,
-}
-
-
-def _own_flags(pattern: re.Pattern[str]) -> int:
-    """The flags a pattern was compiled with, less UNICODE and its own leading ``(?flags)``."""
-    m = _GLOBAL_FLAGS.match(pattern.pattern)
-    inline = 0
-    for letter in m.group(1) if m else "":
-        inline |= _INLINE[letter]
-    return pattern.flags & ~re.UNICODE & ~inline
-
-
-def _scoped(source: str) -> str | None:
-    """A leading global flag group like ``(?i)`` turned into a scoped ``(?i:...)``."""
-    m = _GLOBAL_FLAGS.match(source)
-    if m is None:
-        return source
-    if "(?" + m.group(1) + ")" in source[m.end() :]:
-        return None
-    return f"(?{m.group(1)}:{source[m.end() :]})"
-
-
-def _parsed(source: str, flags: int) -> Any:
-    """The parsed pattern if it is safe to embed (no backreferences, named groups or
-    conditionals), else ``None``."""
-    try:
-        parsed = parser.parse(source, flags)
-    except re.error:
-        return None
-    if parsed.state.groupdict or _has_groupref(parsed):
-        return None
-    return parsed
-
-
-def _has_groupref(node: Any) -> bool:
-    for op, arg in node:
-        name = str(op)
-        if name in ("GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_UNI_IGNORE", "GROUPREF_LOC_IGNORE"):
-            return True
-        for child in _children(arg):
-            if _has_groupref(child):
-                return True
-    return False
-
-
-def _children(arg: Any) -> Iterator[Any]:
-    if isinstance(arg, parser.SubPattern):
-        yield arg
-    elif isinstance(arg, (tuple, list)):
-        for item in arg:
-            yield from _children(item)
-
-
-# First characters a rule can match: each state gets one joined pattern per ASCII character,
-# holding only the rules that can start with it, so the regex engine tries fewer alternatives.
-_ASCII = 128
-_ANY = None  # "any character may start a match"
-
-
-@functools.lru_cache(maxsize=64)
-def _category(name: str, flags: int) -> frozenset[int]:
-    probe = {
-        "CATEGORY_DIGIT": r"\d",
-        "CATEGORY_SPACE": r"\s",
-        "CATEGORY_WORD": r"\w",
-        "CATEGORY_NOT_DIGIT": r"\D",
-        "CATEGORY_NOT_SPACE": r"\S",
-        "CATEGORY_NOT_WORD": r"\W",
-    }.get(name)
-    if probe is None:
-        return frozenset(range(_ASCII))  # unknown category: any ASCII character
-    rx = re.compile(probe, flags & (re.ASCII | re.UNICODE))
-    return frozenset(c for c in range(_ASCII) if rx.match(chr(c)))
-
-
-def _with_case(chars: set[int]) -> set[int]:
-    out = set(chars)
-    for c in chars:
-        swapped = chr(c).swapcase()
-        if len(swapped) == 1 and ord(swapped) < _ASCII:
-            out.add(ord(swapped))
-    return out
-
-
-def first_chars(items: Any, flags: int) -> tuple[set[int] | None, bool]:
-    """ASCII codes a parsed pattern can start with (``None``: any), and whether it can match empty."""
-    chars: set[int] = set()
-    for op, arg in items:
-        found, nullable = _first_item(str(op), arg, flags)
-        if found is _ANY:
-            return _ANY, False
-        chars |= found
-        if not nullable:
-            return chars, False
-    return chars, True
-
-
-def _first_item(op: str, arg: Any, flags: int) -> tuple[set[int] | None, bool]:
-    ignorecase = bool(flags & re.IGNORECASE)
-    if op == "LITERAL":
-        if arg >= _ASCII:
-            return (_ANY, False) if ignorecase else (set(), False)  # non-ASCII: the full pattern handles it
-        return (_with_case({arg}) if ignorecase else {arg}), False
-    if op == "IN":
-        return _first_in(arg, flags), False
-    if op in ("AT", "ASSERT", "ASSERT_NOT"):
-        return set(), True  # zero-width: what follows decides
-    if op == "SUBPATTERN":
-        _, add, remove, sub = arg
-        return first_chars(sub, (flags | add) & ~remove)
-    if op == "ATOMIC_GROUP":
-        return first_chars(arg, flags)
-    if op == "BRANCH":
-        union: set[int] = set()
-        any_nullable = False
-        for branch in arg[1]:
-            found, nullable = first_chars(branch, flags)
-            if found is _ANY:
-                return _ANY, False
-            union |= found
-            any_nullable = any_nullable or nullable
-        return union, any_nullable
-    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        low, _, sub = arg
-        found, nullable = first_chars(sub, flags)
-        return found, nullable or low == 0
-    return _ANY, False  # ANY, NOT_LITERAL, CATEGORY outside a set, group references, ...
-
-
-def _first_in(items: Any, flags: int) -> set[int] | None:
-    chars: set[int] = set()
-    for op, arg in items:
-        name = str(op)
-        if name == "NEGATE":
-            return _ANY
-        if name == "LITERAL":
-            if arg >= _ASCII and flags & re.IGNORECASE:
-                return _ANY
-            chars.add(arg)
-        elif name == "RANGE":
-            low, high = arg
-            if high >= _ASCII and flags & re.IGNORECASE:
-                return _ANY
-            chars.update(range(low, min(high, _ASCII - 1) + 1))
-        elif name == "CATEGORY":
-            chars |= _category(str(arg), flags)
-        else:
-            return _ANY
-    chars = {c for c in chars if c < _ASCII}
-    return _with_case(chars) if flags & re.IGNORECASE else chars

@@ -1,28 +1,23 @@
-"""Source text to tokens: a pygments lexer chosen by file name, comments and whitespace dropped.
+"""Source bytes to significant tokens: decoding, the lexer chosen by file name, and the engine.
 
-Dropped: every ``Comment`` token except preprocessor directives (``Comment.Preproc``,
-``Comment.PreprocFile``: ``#include`` and ``#define`` are code, even if pygments files them
-under Comment), every ``Whitespace`` token, and ``Text`` or ``Comment.Preproc`` tokens made
-only of whitespace (line ends of directives).
-Every other token is kept with its exact text.
+The steps a caller takes for one file: :func:`decode` the bytes, :func:`lexer_for` its name
+(and content), then :func:`token_texts` (or :func:`token_texts_with_lines`), which runs the
+fast engine (:mod:`.fastlex`) where it reproduces pygments exactly and pygments itself
+elsewhere. Which tokens count (comments and whitespace dropped) is decided in
+:mod:`.significant`, the same way by both engines.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, guess_lexer
 from pygments.lexers.special import TextLexer
-from pygments.token import Comment, Text, Whitespace, _TokenType
 from pygments.util import ClassNotFound
 
-if TYPE_CHECKING:
-    from minhashdup.source.fastlex import FastLexer
-
-_KEPT_COMMENTS = (Comment.Preproc, Comment.PreprocFile)
+from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.significant import significant_tokens, significant_tokens_with_lines
 
 
 class NoLexerError(LookupError):
@@ -79,59 +74,6 @@ def _instance(cls: type[Lexer]) -> Lexer:
     return cls(stripnl=False, ensurenl=True)
 
 
-#: What happens to a token, by its type: see :func:`verdict`.
-DROP, KEEP, KEEP_UNLESS_BLANK = range(3)
-
-
-@functools.lru_cache(maxsize=4096)
-def verdict(ttype: _TokenType) -> int:
-    """The one rule for which tokens count, by type (both engines use it).
-
-    ``DROP``: comments (not preprocessor directives) and whitespace. ``KEEP_UNLESS_BLANK``:
-    ``Text`` and kept ``Comment.Preproc`` tokens, dropped when only whitespace (line ends of
-    directives). ``KEEP``: everything else, with its exact text.
-    """
-    if ttype in Comment and not any(ttype in kept for kept in _KEPT_COMMENTS):
-        return DROP
-    if ttype in Whitespace:
-        return DROP
-    if ttype in Text or ttype in Comment:
-        return KEEP_UNLESS_BLANK
-    return KEEP
-
-
-def kept(ttype: _TokenType, value: str) -> bool:
-    """Whether a token of this type and text is significant."""
-    rule = verdict(ttype)
-    return rule == KEEP or (rule == KEEP_UNLESS_BLANK and bool(value) and not value.isspace())
-
-
-def significant_tokens(lexer: Lexer, text: str) -> Iterator[str]:
-    """The texts of ``lexer``'s tokens over ``text``, without comments and whitespace.
-
-    Example:
-        >>> from pygments.lexers import GoLexer
-        >>> list(significant_tokens(GoLexer(), "x := 1 // one"))
-        ['x', ':=', '1']
-    """
-    return (value for ttype, value in lexer.get_tokens(text) if kept(ttype, value))
-
-
-def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str, int]]:
-    """Like :func:`significant_tokens`, with the 1-based line each token starts on.
-
-    Example:
-        >>> from pygments.lexers import GoLexer
-        >>> list(significant_tokens_with_lines(GoLexer(), "x := 1\\n// c\\ny"))
-        [('x', 1), (':=', 1), ('1', 1), ('y', 3)]
-    """
-    line = 1
-    for ttype, value in lexer.get_tokens(text):
-        if kept(ttype, value):
-            yield value, line
-        line += value.count("\n")
-
-
 ENGINES = ("fast", "pygments")
 
 
@@ -166,8 +108,6 @@ def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tup
 @functools.lru_cache(maxsize=256)
 def _fast_for(cls: type[Lexer]) -> FastLexer | None:
     # Built once per lexer class and process, from the same instance lexer_for hands out.
-    from minhashdup.source.fastlex import FastLexer, supported  # fastlex imports this module
-
     if not supported(cls):
         return None
     try:

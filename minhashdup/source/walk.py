@@ -8,14 +8,9 @@ by two paths (a link and its target) is scanned once, under the path without a l
 
 A repository's contents cannot make the walk unbounded: each real folder is listed once per
 root (a second link to it is a ``duplicate-path`` skip, so a ladder of folders that link twice
-to the next costs one listing per folder, not two to the power of its height); the walk is a
-loop, not a recursion; an ignore file is read only if it is a regular file of at most
-:data:`IGNORE_FILE_LIMIT` bytes (a link to ``/dev/zero`` or a FIFO named ``.gitignore`` is
-not read), at most :data:`IGNORE_NESTING_LIMIT` of them apply to a path, and patterns are matched by
-RE2 (pathspec's ``re2`` backend), in time linear in the path: with Python's backtracking ``re``
-a committed ``**/a/**/a/**/a/**/a/**/a/**/a/b`` above a chain of folders named ``a`` took 41 s
-at 60 levels and did not end at 80. An ignore file left out is named in a warning: its rules
-are not applied, so more files are scanned, never fewer.
+to the next costs one listing per folder, not two to the power of its height), and the walk is
+a loop, not a recursion. Which entries the globs, ``.gitignore`` files and version-control
+folders leave out, and how reading those files stays bounded, is :mod:`.ignore`'s part.
 """
 
 from __future__ import annotations
@@ -25,29 +20,20 @@ import errno
 import os
 import stat
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
-import pathspec
-
-from minhashdup.errors import ConfigError, InputPathError
+from minhashdup.errors import InputPathError
 from minhashdup.result import Skip, SkipReason
-from minhashdup.source.safeio import NotRegularFileError, TooLargeError, kind_of, read_regular
-
-VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
-
-#: The most bytes read from one ignore file (``.gitignore``, ``.git/info/exclude``). Real ones
-#: hold a few hundred lines; a larger one is not read, with a warning.
-IGNORE_FILE_LIMIT = 1 << 20
-
-#: The most ignore files in force on one path. Each is matched against every path under it, so a
-#: chain of N folders each holding a .gitignore cost N**3 (N = 1,000: 18 s); one nested deeper
-#: is not applied, with a warning.
-IGNORE_NESTING_LIMIT = 64
-
-#: pathspec's matching engine: RE2 matches in linear time whatever a pattern holds (its "best"
-#: choice would depend on what else is installed, and its pure-Python one backtracks).
-BACKEND = "re2"
+from minhashdup.source.ignore import (
+    Rules,
+    compile_globs,
+    filtered,
+    ignore_chain,
+    nesting_warning,
+    with_folder_gitignore,
+)
+from minhashdup.source.safeio import kind_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,25 +60,6 @@ class WalkResult:
     warnings: list[str]
 
 
-class _Ignore(NamedTuple):
-    """One ignore file in force. A path relative to the root, ``rel``, is matched against
-    ``spec`` as ``prefix + rel[strip:]``: relative to the folder that holds the file, found by
-    slicing strings (``os.path.relpath`` per file and ignore file made deep trees cubic)."""
-
-    spec: pathspec.GitIgnoreSpec
-    prefix: str  # an ignore file above the root: the root's path relative to its folder, "/"-ended
-    strip: int  # an ignore file inside the root: len(its folder's rel) + 1
-
-
-@dataclasses.dataclass(frozen=True)
-class _Rules:
-    """Glob rules in force under one folder: user globs plus the .gitignore chain."""
-
-    include: pathspec.GitIgnoreSpec | None
-    exclude: pathspec.GitIgnoreSpec | None
-    ignores: tuple[_Ignore, ...]
-
-
 class _Folder(NamedTuple):
     """A folder to list. ``ancestors`` are the real paths of the folders walked from the root
     down to this one, itself last; ``via_link`` tells that a link was followed to reach it."""
@@ -100,7 +67,7 @@ class _Folder(NamedTuple):
     shown: str
     full: str
     rel: str
-    rules: _Rules
+    rules: Rules
     ancestors: tuple[str, ...]
     via_link: bool
 
@@ -110,28 +77,6 @@ class _Candidate:
     entry: FileEntry
     via_link: bool
     order: int
-
-
-def compile_globs(globs: Sequence[str], option: str) -> pathspec.GitIgnoreSpec | None:
-    """Compile gitignore-style globs; ``None`` when there are none.
-
-    Raises:
-        ConfigError: a glob is not a valid gitignore pattern.
-    """
-    if not globs:
-        return None
-    try:
-        return _compile(globs)
-    except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-
-
-def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    """Raises ValueError: a pattern is invalid."""
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines, backend=BACKEND)
-    except Exception as exc:  # pathspec raises several types for bad patterns
-        raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
 
 
 def walk(
@@ -178,8 +123,8 @@ def walk(
             raise InputPathError(f"{given}: no such file or folder; check the PATH argument")
         if os.path.isdir(given):
             root_real = os.path.realpath(given)
-            chain = _ignore_chain(root_real, walker.warnings) if gitignore else ()
-            walker.walk_root(given, root_real, _Rules(inc, exc, chain), gitignore)
+            chain = ignore_chain(root_real, walker.warnings) if gitignore else ()
+            walker.walk_root(given, root_real, Rules(inc, exc, chain), gitignore)
         else:
             walker.add_file(given, given)
     return walker.result()
@@ -223,7 +168,7 @@ class _Walker:
             found = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino)
             self.candidates.append(_Candidate(found, via_link, len(self.candidates)))
 
-    def walk_root(self, given: str, root_real: str, rules: _Rules, gitignore: bool) -> None:
+    def walk_root(self, given: str, root_real: str, rules: Rules, gitignore: bool) -> None:
         """Walk one root, each real folder once: first the tree without links, then the folders
         that links lead to, in the order the links were found.
 
@@ -250,7 +195,9 @@ class _Walker:
             self.walked[folder.ancestors[-1]] = folder.shown
             rules = folder.rules
             if gitignore and folder.rel:
-                rules = self._with_gitignore(folder)
+                rules = with_folder_gitignore(
+                    folder.rules, folder.full, folder.shown, folder.rel, self.warnings, self.nested_too_deep
+                )
             subfolders = []
             for entry in self._list(folder.shown, folder.full):  # files in name order, then each folder
                 sub = self._visit(folder, rules, entry)
@@ -268,7 +215,7 @@ class _Walker:
             self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
             return []
 
-    def _visit(self, parent: _Folder, rules: _Rules, entry: os.DirEntry[str]) -> _Folder | None:
+    def _visit(self, parent: _Folder, rules: Rules, entry: os.DirEntry[str]) -> _Folder | None:
         """Record one entry of ``parent``'s listing; a subfolder (not a link) is returned to walk."""
         name, full = entry.name, entry.path
         shown = os.path.join(parent.shown, name)
@@ -279,7 +226,7 @@ class _Walker:
         except OSError as err:
             self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
             return None
-        reason = _filtered(name, rel, is_dir, rules)
+        reason = filtered(name, rel, is_dir, rules)
         if reason is not None:
             self.skip(shown + ("/" if is_dir else ""), reason)
             return None
@@ -311,20 +258,6 @@ class _Walker:
         else:
             self.links.append(link._replace(ancestors=(*link.ancestors, target)))
 
-    def _with_gitignore(self, folder: _Folder) -> _Rules:
-        """The rules for the entries of ``folder``: those above it and its own .gitignore."""
-        path, shown = os.path.join(folder.full, ".gitignore"), os.path.join(folder.shown, ".gitignore")
-        if len(folder.rules.ignores) >= IGNORE_NESTING_LIMIT:
-            if os.path.lexists(path):
-                self.nested_too_deep.append(shown)
-            return folder.rules
-        spec = _read_ignore_file(path, shown, self.warnings)
-        if spec is None:
-            return folder.rules
-        return dataclasses.replace(
-            folder.rules, ignores=(*folder.rules.ignores, _Ignore(spec, "", len(folder.rel) + 1))
-        )
-
     def result(self) -> WalkResult:
         """Files deduplicated by real path: a path without links wins, then walk order."""
         best: dict[str, _Candidate] = {}
@@ -340,96 +273,8 @@ class _Walker:
             else:
                 self.skip(cand.entry.path, SkipReason.DUPLICATE, f"same file as {kept.entry.path}")
         if self.nested_too_deep:
-            first, more = self.nested_too_deep[0], len(self.nested_too_deep) - 1
-            self.warnings.append(
-                f"{first}"
-                + (f" and {more} more .gitignore files" if more else "")
-                + f" lie under {IGNORE_NESTING_LIMIT} other ignore files; their rules are not applied,"
-                " so the files they list are scanned"
-            )
+            self.warnings.append(nesting_warning(self.nested_too_deep))
         return WalkResult(files, self.skips, self.warnings)
-
-
-def _filtered(name: str, rel: str, is_dir: bool, rules: _Rules) -> SkipReason | None:
-    if is_dir and name in VCS_DIRS:
-        return SkipReason.VCS
-    probe = rel + "/" if is_dir else rel
-    if rules.exclude is not None and rules.exclude.match_file(probe):
-        return SkipReason.EXCLUDED
-    if _ignored(rel, is_dir, rules.ignores):
-        return SkipReason.GITIGNORED
-    if not is_dir and rules.include is not None and not rules.include.match_file(rel):
-        return SkipReason.NOT_INCLUDED
-    return None
-
-
-def _ignored(rel: str, is_dir: bool, ignores: Iterable[_Ignore]) -> bool:
-    # Deeper .gitignore files override shallower ones: the last decisive match wins.
-    verdict = False
-    suffix = "/" if is_dir else ""
-    for ignore in ignores:
-        result = ignore.spec.check_file(ignore.prefix + rel[ignore.strip :] + suffix)
-        if result.include is not None:
-            verdict = bool(result.include)
-    return verdict
-
-
-def _ignore_chain(root_real: str, warnings: list[str]) -> tuple[_Ignore, ...]:
-    """The .gitignore files from the enclosing repository's top down to ``root_real``."""
-    folders = [root_real]
-    top = root_real
-    while not os.path.exists(os.path.join(top, ".git")):
-        parent = os.path.dirname(top)
-        if parent == top:  # not inside a repository: only the root's own .gitignore
-            folders = [root_real]
-            top = root_real
-            break
-        top = parent
-        folders.append(top)
-    chain: list[_Ignore] = []
-    # git follows a link for .git/info/exclude (not part of the tree), never for a .gitignore.
-    info = _read_ignore_file(os.path.join(top, ".git", "info", "exclude"), None, warnings, follow=True)
-    if info is not None:
-        chain.append(_Ignore(info, _prefix(root_real, top), 0))
-    for folder in reversed(folders):
-        spec = _read_ignore_file(os.path.join(folder, ".gitignore"), None, warnings)
-        if spec is not None:
-            chain.append(_Ignore(spec, _prefix(root_real, folder), 0))
-    return tuple(chain)
-
-
-def _prefix(root_real: str, folder: str) -> str:
-    """``root_real`` relative to its ancestor ``folder``, as a prefix for paths relative to the root."""
-    rel = os.path.relpath(root_real, folder)
-    return "" if rel == os.curdir else rel.replace(os.sep, "/") + "/"
-
-
-def _read_ignore_file(
-    path: str, shown: str | None, warnings: list[str], follow: bool = False
-) -> pathspec.GitIgnoreSpec | None:
-    """The rules of one ignore file; ``None`` when there is none, or with a warning when it is not usable.
-
-    Only a regular file of at most :data:`IGNORE_FILE_LIMIT` bytes is read, without blocking;
-    unless ``follow``, a file that is a symbolic link is not read either, as git (2.32 and later)
-    does not follow links for a ``.gitignore`` of the tree. Not applying a file's rules scans
-    more files, never fewer: the warning says so.
-    """
-    try:
-        if not follow and stat.S_ISLNK(os.lstat(path).st_mode):
-            why = "a symbolic link, which git does not follow either"
-        else:
-            text = read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
-            return _compile(text.splitlines())
-    except (FileNotFoundError, NotADirectoryError):  # no such file (NotADirectory: .git is a file)
-        return None
-    except (NotRegularFileError, TooLargeError) as err:  # "not a regular file (FIFO)", "more than N bytes"
-        why = err.strerror or str(err)
-    except OSError as err:
-        why = f"cannot read ({err.strerror or err})"
-    except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
-        why = str(err)
-    warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
-    return None
 
 
 def _stat_failure(err: OSError) -> tuple[SkipReason, str]:
