@@ -15,8 +15,10 @@ import numpy.typing as npt
 from minhashdup.config import Config
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
+from minhashdup.core.pairs import Corpus, Prepared, prepare
 from minhashdup.core.runs import pair_codes
-from minhashdup.engine.pipeline import Corpus, Prepared, lsh_candidates, prepare, rep_signatures
+from minhashdup.core.signature import Family
+from minhashdup.engine.pipeline import lsh_candidates, rep_signatures
 
 #: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win
@@ -157,7 +159,7 @@ def evaluate(
             (families of similar files win or lose together), so one seed's recall can stray
             from P(s) by several points.
     """
-    prep = prepare(corpus, config)
+    prep = prepare(corpus, config.min_shingles)
     sigs = rep_signatures(prep, config)
     start = time.perf_counter()
     cand, _ = lsh_candidates(sigs, config)
@@ -192,8 +194,7 @@ def _band_matches(
     sets = [prep.rep_sets[i] for i in files]
     out = []
     for seed in seeds:
-        sigs = signature.signatures_of_sets(sets, signature.hash_seeds(seed, config.num_hashes))
-        sigs = signature.truncate(sigs, config.bits)
+        sigs = signature.truncate(Family(seed, config.num_hashes).sign(sets), config.bits)
         same = (sigs[a] == sigs[b]).reshape(len(a), config.bands, config.rows)
         out.append(same.all(axis=2).any(axis=1))
     return out
