@@ -15,10 +15,10 @@ import numpy.typing as npt
 from minhashdup.config import Config
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
-from minhashdup.core.pairs import Corpus, Prepared, prepare
+from minhashdup.core.pairs import Corpus, Prepared
 from minhashdup.core.runs import pair_codes
 from minhashdup.core.signature import Family
-from minhashdup.engine.pipeline import lsh_candidates, rep_signatures
+from minhashdup.engine.pipeline import lsh_candidates, prepare, rep_signatures
 
 #: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win
@@ -159,7 +159,7 @@ def evaluate(
             (families of similar files win or lose together), so one seed's recall can stray
             from P(s) by several points.
     """
-    prep = prepare(corpus, config.min_shingles)
+    prep = prepare(corpus, config)
     sigs = rep_signatures(prep, config)
     start = time.perf_counter()
     cand, _ = lsh_candidates(sigs, config)

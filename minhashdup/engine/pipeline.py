@@ -113,6 +113,11 @@ def _replayed(result: Result, walked: Walked) -> Result:
     return result
 
 
+def prepare(corpus: Corpus, config: Config) -> Prepared:
+    """:func:`minhashdup.core.pairs.prepare` with ``config.min_shingles``."""
+    return pairs.prepare(corpus, config.min_shingles)
+
+
 def lsh_candidates(sigs: UInt64Array, config: Config) -> tuple[np.ndarray, list[banding.Oversize]]:
     """Candidate pairs of signature rows: those sharing a whole band."""
     keys = banding.band_keys(sigs, config.bands, config.rows)
@@ -129,7 +134,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     exact check over an already collected :class:`Corpus`: the same for every engine."""
     stats = corpus.stats
     timer = functools.partial(_timed, stats.seconds)
-    prep = pairs.prepare(corpus, config.min_shingles)
+    prep = prepare(corpus, config)
     with timer("signature"):
         sigs = rep_signatures(prep, config)
     oversize: list[banding.Oversize] = []
