@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from minhashdup import Config, scan
+from minhashdup import Config
 from minhashdup.core.pairs import Corpus
 from minhashdup.core.signature import Family
 from minhashdup.engine.base import Engine, Walked, corpus_of
 from minhashdup.engine.codec import decode_result, encode_result
-from minhashdup.engine.pipeline import find_pairs, walk_files
+from minhashdup.engine.pipeline import find_pairs, scan, walk_files  # the engine's scan, below the library's
 from minhashdup.result import Stats
 from minhashdup.source.extract import extract_file
 
