@@ -16,7 +16,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minhashdup.config import MIB
 from minhashdup.core.hashing import content_digest
 from minhashdup.core.shingles import shingle_set, token_hashes
 from minhashdup.core.signature import Family
@@ -67,7 +66,7 @@ def extract_file(
     family: Family | None = None,
     engine: str = "fast",
     timeout: float = 0.0,
-    max_size: int = MIB,
+    max_size: int = 1024 * 1024,  # as walk's: source/ sits below config and imports none of it
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
