@@ -28,7 +28,7 @@ from minhashdup import Config, collect, find_pairs
 from minhashdup.analysis.evaluate import evaluate
 from minhashdup.core import signature
 from minhashdup.core.bands import candidate_probability
-from minhashdup.engine.pipeline import comparable
+from minhashdup.core.pairs import comparable
 from minhashdup.result import Stats
 
 DATA = Path(__file__).resolve().parent / ".data"

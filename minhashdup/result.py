@@ -68,7 +68,7 @@ class Group:
     """Files whose shingle sets are identical (Jaccard 1.0 between any two of them).
 
     A group of ``n`` files stands for ``n (n - 1) / 2`` pairs. All of them are listed in
-    ``Result.pairs`` while that is at most ``minhashdup.engine.pipeline.MAX_LISTED_PAIRS`` (1,000, a group
+    ``Result.pairs`` while that is at most ``minhashdup.core.pairs.MAX_LISTED_PAIRS`` (1,000, a group
     of up to 45 files); a larger group lists its first file (by path) paired with each other
     one: ``pairs_listed = n - 1``. Likewise, two groups whose sets are similar list every pair
     across them while that is at most the bound, else only the pair of their first files. Every

@@ -14,6 +14,7 @@ import pytest
 from minhashdup import Config, collect, scan
 from minhashdup.core import signature
 from minhashdup.core.sketch import MinHash
+from minhashdup.engine import workers as workers_module
 from minhashdup.errors import ConfigError
 from minhashdup.source import extract as extract_module
 
@@ -102,7 +103,7 @@ def test_empty_and_comment_only_files_are_dropped_and_counted(make_tree: TreeFac
 
 
 def test_output_is_the_same_for_any_number_of_workers(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # use worker processes even for a small tree
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # use worker processes even for a small tree
     root = planted_tree(make_tree)
     docs = [_strip_timings(scan([str(root)], Config(jobs=j, cache=False)).to_dict()) for j in (1, 2, 3, 2)]
     assert docs[0]["pairs"]
@@ -150,15 +151,15 @@ def crash_on_marker(batch: Any) -> Any:
         if "KILL_WORKER" in Path(path).read_text():
             os._exit(9)
     # Pickled by name, this runs in a fresh worker, where _extract_batch is the real one.
-    return extract_module._extract_batch(batch)
+    return workers_module._extract_batch(batch)
 
 
 def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = planted_tree(make_tree)
     (root / "pkg2" / "killer.go").write_text((root / "pkg2" / "orig.go").read_text() + "// KILL_WORKER\n")
     expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("killer.go",), cache=False)).to_dict())
-    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(extract_module, "_extract_batch", crash_on_marker)
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
     result = scan([str(root)], Config(jobs=2, cache=False))
     assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
         ("killer.go", "lex-error (the worker process died on this file)")
@@ -180,7 +181,7 @@ real_token_texts = extract_module.token_texts
 def runaway_batch(batch: Any) -> Any:
     """Stands in for the worker's batch function: lexes with :func:`_runaway` in the worker."""
     extract_module.token_texts = _runaway
-    return extract_module._extract_batch(batch)
+    return workers_module._extract_batch(batch)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -193,8 +194,8 @@ def test_a_file_that_lexes_too_long_is_a_lex_error_and_the_rest_is_kept(
     if jobs == 1:
         monkeypatch.setattr(extract_module, "token_texts", _runaway)
     else:
-        monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
-        monkeypatch.setattr(extract_module, "_extract_batch", runaway_batch)
+        monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
+        monkeypatch.setattr(workers_module, "_extract_batch", runaway_batch)
     result = scan([str(root)], Config(jobs=jobs, cache=False, lex_timeout=0.5))
     assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
         ("slow.go", "lex-error (lexing took over 0.5 s (--lex-timeout); the lexer may be backtracking on this file)")
@@ -219,8 +220,8 @@ def die_at_start() -> bool:
 def test_workers_that_cannot_start_mean_lexing_here(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = planted_tree(make_tree)
     expected = _strip_timings(scan([str(root)], Config(jobs=1, cache=False)).to_dict())
-    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(extract_module, "_ping", die_at_start)
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(workers_module, "_ping", die_at_start)
     result = scan([str(root)], Config(jobs=2, cache=False))
     assert any("worker processes could not start" in w for w in result.warnings)
     got = _strip_timings(result.to_dict())

@@ -21,10 +21,10 @@ from click.testing import CliRunner
 from minhashdup import Config, scan
 from minhashdup.cli import cli
 from minhashdup.engine import cache as cache_module
-from minhashdup.engine import parallel, pipeline, reuse
+from minhashdup.engine import cached, parallel, pipeline
+from minhashdup.engine import workers as workers_module
 from minhashdup.errors import ExitCode
 from minhashdup.result import Result, Skip, SkipReason
-from minhashdup.source import extract as extract_module
 
 from .conftest import TreeFactory, go_file, near_copy, render_go
 
@@ -86,16 +86,16 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
     config = Config(cache=True, jobs=jobs, threshold=0.3)
     before = _fresh(root, config)
     if jobs > 1:
-        monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
-    real = reuse._digests
+        monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    real = cached._digests
 
     def digest_then_rewrite(*args: Any) -> Any:
         digests = real(*args)
-        monkeypatch.setattr(reuse, "_digests", real)
+        monkeypatch.setattr(cached, "_digests", real)
         target.write_bytes(new)
         return digests
 
-    monkeypatch.setattr(reuse, "_digests", digest_then_rewrite)
+    monkeypatch.setattr(cached, "_digests", digest_then_rewrite)
     raced = scan([str(root)], config)
     assert bool(pools) == (jobs > 1)
     target.write_bytes(old)
@@ -112,8 +112,8 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
 
 
 def test_files_changed_during_a_scan_are_named_up_to_a_cap() -> None:
-    warnings = reuse.changed_warnings([f"f{i}.go" for i in range(reuse.CHANGED_SHOWN + 2)])
-    assert len(warnings) == reuse.CHANGED_SHOWN + 1
+    warnings = cached.changed_warnings([f"f{i}.go" for i in range(cached.CHANGED_SHOWN + 2)])
+    assert len(warnings) == cached.CHANGED_SHOWN + 1
     assert warnings[0].startswith("f0.go: changed during the scan; ")
     assert warnings[-1] == "2 more files changed during the scan"
 
@@ -270,7 +270,7 @@ def test_jobs_1000_starts_no_more_workers_than_cores(
 ) -> None:
     rng = random.Random(5)
     root = make_tree({f"f{i:03}.go": render_go(go_file(rng, 2)) for i in range(100)})
-    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
     monkeypatch.setattr(parallel, "usable_cores", lambda: 3)  # the same on any machine
     out = CliRunner().invoke(cli, ["scan", "--jobs", "1000", "--no-cache", "-f", "json", str(root)])
     assert out.exit_code == ExitCode.OK, out.output

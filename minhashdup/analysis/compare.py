@@ -10,7 +10,7 @@ import numpy as np
 
 from minhashdup.config import Config
 from minhashdup.core.shingles import intersection_size, shingle_hashes, token_hashes
-from minhashdup.core.signature import estimate, hash_seeds, signature, standard_error, truncate
+from minhashdup.core.signature import Family, estimate, standard_error, truncate
 from minhashdup.core.substrings import maximal_runs
 from minhashdup.errors import InputPathError
 from minhashdup.source.paths import PathArg, one_path
@@ -81,10 +81,8 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     common = intersection_size(sa, sb)
     union = len(sa) + len(sb) - common
     jac = common / union if union else 1.0
-    seeds = hash_seeds(config.seed, config.num_hashes)
-    est = float(
-        estimate(truncate(signature(sa, seeds), config.bits), truncate(signature(sb, seeds), config.bits), config.bits)
-    )
+    ka, kb = truncate(Family(config.seed, config.num_hashes).sign([sa, sb]), config.bits)
+    est = float(estimate(ka, kb, config.bits))
     runs = shared_runs(la, lb, config.shingle)
     params = {"shingle": config.shingle, "seed": config.seed, "hashes": config.num_hashes, "bits": config.bits}
     return Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)

@@ -15,8 +15,10 @@ import numpy.typing as npt
 from minhashdup.config import Config, check_share, check_whole
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
+from minhashdup.core.pairs import Corpus, Prepared
 from minhashdup.core.runs import pair_codes
-from minhashdup.engine.pipeline import Corpus, Prepared, lsh_candidates, prepare, rep_signatures
+from minhashdup.core.signature import Family
+from minhashdup.engine.pipeline import lsh_candidates, prepare, rep_signatures
 
 #: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win
@@ -210,8 +212,7 @@ def _band_matches(
     sets = [prep.rep_sets[i] for i in files]
     out = []
     for seed in seeds:
-        sigs = signature.signatures_of_sets(sets, signature.hash_seeds(seed, config.num_hashes))
-        sigs = signature.truncate(sigs, config.bits)
+        sigs = signature.truncate(Family(seed, config.num_hashes).sign(sets), config.bits)
         same = (sigs[a] == sigs[b]).reshape(len(a), config.bands, config.rows)
         out.append(same.all(axis=2).any(axis=1))
     return out

@@ -9,6 +9,8 @@ with the exact Jaccard (:mod:`minhashdup.core.exact`).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,6 +27,34 @@ _BLOCK_CELLS = 1 << 18  # shingles x hashes per block: a few MiB, stays in cache
 def hash_seeds(seed: int, num_hashes: int) -> UInt64Array:
     """The seeds of the hash family: ``num_hashes`` 64-bit words derived from ``seed``."""
     return seed_sequence(seed, num_hashes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """A MinHash hash family: ``num_hashes`` functions drawn from ``seed``.
+
+    Signatures compare only under one family. :meth:`sign` is the one place a scan makes the
+    signatures of shingle sets: the lexing workers (each file as it is lexed), the cache (an
+    entry stored without this family's signature), a corpus signed under another family, and
+    ``evaluate``'s extra seeds all call it.
+
+    Example:
+        >>> fam = Family(seed=1, num_hashes=8)
+        >>> fam.sign([np.array([3, 5], dtype=np.uint64)]).shape
+        (1, 8)
+    """
+
+    seed: int
+    num_hashes: int
+
+    @functools.cached_property
+    def seeds(self) -> UInt64Array:
+        """The family's seeds (:func:`hash_seeds`), computed once."""
+        return hash_seeds(self.seed, self.num_hashes)
+
+    def sign(self, sets: Sequence[UInt64Array]) -> UInt64Array:
+        """Signatures of ``sets`` (sorted arrays of shingle hashes): a ``(len(sets), K)`` array."""
+        return signatures_of_sets(sets, self.seeds)
 
 
 def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt64Array) -> UInt64Array:

@@ -1,1 +1,2 @@
-"""How the stages run: the local process pool, the SQLite cache around extraction."""
+"""How the stages run: the scan (pipeline), the seam for an engine (base), the local process pool
+engine (local, workers, parallel) and the SQLite cache around extraction and the scan (cached)."""

@@ -30,6 +30,7 @@ import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.signature import Family
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
 
@@ -66,7 +67,7 @@ CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, use
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
 """
 # A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the
-# shingles. ``results``: whole scan results (:mod:`minhashdup.engine.reuse`); ``meta``: last prune.
+# shingles. ``results``: whole scan results (:mod:`minhashdup.engine.codec`); ``meta``: last prune.
 #: Scan results kept (the most recent): a few trees and option sets.
 KEEP_RESULTS = 16
 _PRUNE_RESULTS = (
@@ -98,11 +99,6 @@ def default_dir() -> Path:
     return Path(base) / "minhashdup"
 
 
-def content_digest(data: bytes) -> bytes:
-    """16-byte BLAKE2b digest of a file's bytes."""
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
 def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast") -> bytes:
     """16-byte key of a file's content digest and everything that shapes its shingles."""
     h = hashlib.blake2b(digest_size=16)
@@ -126,9 +122,9 @@ def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-def family(seed: int, num_hashes: int) -> str:
+def family_name(family: Family) -> str:
     """Name of a MinHash hash family in the signatures table."""
-    return f"splitmix64:{seed}:{num_hashes}"
+    return f"splitmix64:{family.seed}:{family.num_hashes}"
 
 
 class Cache:
@@ -285,7 +281,7 @@ class Cache:
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?)", encoded)])
 
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
-        """A stored scan result (see :mod:`minhashdup.engine.reuse`) and when it was last used, or ``None``."""
+        """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or ``None``."""
         row = self._db.execute("SELECT doc, used FROM results WHERE key = ?", (key,)).fetchone()
         return None if row is None else (bytes(row[0]), float(row[1]))
 

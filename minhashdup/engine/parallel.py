@@ -31,7 +31,7 @@ def start_method() -> str:
 
 
 #: Imported once by the fork server, so that each worker starts with them loaded.
-_PRELOAD = ["minhashdup.engine._workerstart", "minhashdup.source.extract", "minhashdup.core.signature"]
+_PRELOAD = ["minhashdup.engine._workerstart", "minhashdup.engine.workers", "minhashdup.core.signature"]
 
 
 def pool_size(requested: int, tasks: int) -> int:

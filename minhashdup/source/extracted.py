@@ -13,7 +13,7 @@ from minhashdup.result import SkipReason
 class Extracted:
     """What one file gave: its shingle set, or why it has none.
 
-    ``digest`` is the content digest (:func:`minhashdup.engine.cache.content_digest`) of the very
+    ``digest`` is the content digest (:func:`minhashdup.core.hashing.content_digest`) of the very
     bytes that were lexed, ``None`` when none could be read: the cache stores the shingles
     under it, never under a digest taken earlier, when the file may have held other bytes.
     """

@@ -1,0 +1,257 @@
+"""From a corpus of shingle sets to listed pairs and clusters: the pure stages of a scan that
+come after the files are lexed, and before and after MinHash and the exact check.
+
+Every engine hands :class:`Corpus` arrays over; these functions (and
+:func:`minhashdup.engine.pipeline.find_pairs`, which runs them) are the same for all engines.
+Identical sets are grouped first (one representative per group goes to MinHash), and the
+verified pairs of representatives are expanded back to file pairs under the listing rules
+(:func:`listed_within`, :func:`listed_across`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from minhashdup.core import cluster
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.runs import pair_codes
+from minhashdup.core.signature import Family, truncate
+from minhashdup.errors import ScanLimitError
+from minhashdup.result import Cluster, Group, Pair, Skip, SkipReason, Stats
+
+
+@dataclasses.dataclass
+class Corpus:
+    """What an engine gives the pair stages: the files that lexed into shingle sets, in walk
+    order, with their signatures under ``family``, plus everything skipped so far."""
+
+    paths: list[str]
+    sets: list[UInt64Array]
+    lexers: list[str]
+    skips: list[Skip]
+    warnings: list[str]
+    stats: Stats
+    signatures: list[UInt64Array] = dataclasses.field(default_factory=list)
+    family: Family | None = None  # the hash family of ``signatures``, if they were made
+
+
+@dataclasses.dataclass
+class Groups:
+    """Files with identical shingle sets: ``members[g]`` lists the files of set ``g``."""
+
+    members: list[list[int]]
+
+    @property
+    def representatives(self) -> list[int]:
+        """The first file of each group, which stands for the group in MinHash."""
+        return [m[0] for m in self.members]
+
+
+def comparable(corpus: Corpus, min_shingles: int) -> list[int]:
+    """Indices of the files with at least ``min_shingles`` distinct shingles."""
+    return [i for i, s in enumerate(corpus.sets) if len(s) >= min_shingles]
+
+
+def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Groups:
+    """Group ``indices`` by identical shingle set (first-seen order, members ascending).
+
+    Sets are bucketed by size and three sampled values, then compared whole inside a bucket:
+    equal sets always share a bucket, and no digest is trusted (copying every set to a bytes
+    key cost a full pass over all shingles).
+
+    Example:
+        >>> a, b = np.array([1, 2, 3], dtype=np.uint64), np.array([1, 2, 4], dtype=np.uint64)
+        >>> identical_groups([a, b, a.copy()], [0, 1, 2]).members
+        [[0, 2], [1]]
+    """
+    groups: list[list[int]] = []
+    buckets: dict[tuple[int, ...], list[int]] = {}  # sample -> indices into groups
+    for i in indices:
+        s = sets[i]
+        n = len(s)
+        sample = (n, int(s[0]), int(s[n // 2]), int(s[-1])) if n else (0,)
+        candidates = buckets.setdefault(sample, [])
+        for g in candidates:
+            if np.array_equal(sets[groups[g][0]], s):
+                groups[g].append(i)
+                break
+        else:
+            candidates.append(len(groups))
+            groups.append([i])
+    return Groups(groups)
+
+
+@dataclasses.dataclass
+class Prepared:
+    """The files that go to comparison: big enough, grouped by identical set."""
+
+    corpus: Corpus
+    groups: Groups
+    skips: list[Skip]
+
+    @property
+    def reps(self) -> list[int]:
+        """Corpus index of each group's representative."""
+        return self.groups.representatives
+
+    @functools.cached_property
+    def rep_sets(self) -> list[UInt64Array]:
+        """Shingle set of each representative, in group order."""
+        return [self.corpus.sets[i] for i in self.reps]
+
+
+def prepare(corpus: Corpus, min_shingles: int) -> Prepared:
+    """Drop files under ``min_shingles`` (recorded as skips) and group identical sets."""
+    keep = comparable(corpus, min_shingles)
+    kept = set(keep)
+    skips = list(corpus.skips)
+    for i, s in enumerate(corpus.sets):
+        if i not in kept:
+            detail = f"{len(s)} distinct shingles < --min-shingles {min_shingles}"
+            skips.append(Skip(corpus.paths[i], SkipReason.TOO_SMALL, detail))
+    groups = identical_groups(corpus.sets, keep)
+    stats = corpus.stats
+    stats.files_compared = len(keep)
+    stats.distinct_sets = len(groups.members)
+    stats.identical_groups = sum(len(m) > 1 for m in groups.members)
+    stats.shingles = int(sum(len(corpus.sets[i]) for i in keep))
+    return Prepared(corpus, groups, skips)
+
+
+def rep_signatures(prep: Prepared, family: Family, bits: int = 64) -> UInt64Array:
+    """Signatures of the representatives under ``family``, cut to ``bits`` low bits: those
+    the corpus carries when it was signed under that family (while lexing), else made now."""
+    corpus = prep.corpus
+    if corpus.family == family and len(corpus.signatures) == len(corpus.sets):
+        if not prep.reps:
+            return np.empty((0, family.num_hashes), dtype=np.uint64)
+        full = np.stack([corpus.signatures[i] for i in prep.reps])
+    else:
+        full = family.sign(prep.rep_sets)
+    return truncate(full, bits)
+
+
+#: A group of identical files, or two similar groups, standing for more file pairs than this
+#: lists only some of them (see :func:`expand`), so that the listing grows with the number of
+#: files and not with its square. Every group of up to 45 files is listed whole.
+MAX_LISTED_PAIRS = 1_000
+
+
+def listed_within(n: int) -> int:
+    """Rows listed for an identical group of ``n`` files: all its pairs while they are at most
+    :data:`MAX_LISTED_PAIRS`, else its first file with each other one (``n - 1``)."""
+    total = n * (n - 1) // 2
+    return total if total <= MAX_LISTED_PAIRS else n - 1
+
+
+def listed_across(na: int, nb: int) -> int:
+    """Rows listed between two similar groups of ``na`` and ``nb`` files: every pair while they
+    are at most :data:`MAX_LISTED_PAIRS`, else the pair of their first files."""
+    return na * nb if na * nb <= MAX_LISTED_PAIRS else 1
+
+
+def named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
+    """Each group of identical sets by path (sorted: the first file anchors a partial listing),
+    with the number of pairs inside it that :func:`expand` lists."""
+    out = []
+    for members in groups.members:
+        files = tuple(sorted(corpus.paths[i] for i in members))
+        out.append(Group(files, len(corpus.sets[members[0]]), listed_within(len(files))))
+    return out
+
+
+def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
+    """Refuse to list more pair rows than ``limit`` (``--max-verified``): a family of thousands
+    of near copies (none identical) has millions of verified pairs, each a row.
+
+    Raises:
+        ScanLimitError: more rows than ``limit``.
+    """
+    sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
+    across = sizes[ok[:, 0]] * sizes[ok[:, 1]] if len(ok) else np.zeros(0, dtype=np.int64)
+    rows = sum(g.pairs_listed for g in groups) + int(np.where(across <= MAX_LISTED_PAIRS, across, 1).sum())
+    if rows > limit:
+        raise ScanLimitError(
+            f"{rows:,} verified pairs exceed --max-verified {limit:,} (about {rows * 250 // 2**20:,} MiB);"
+            " raise --threshold, narrow the PATHS, or raise --max-verified"
+        )
+
+
+def expand(
+    groups: list[Group], ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
+) -> tuple[list[Pair], int]:
+    """Pairs of representatives -> pairs of files, and how many file pairs they stand for.
+
+    Inside a group every pair is at J = 1; between two groups every pair has the
+    representatives' J. Every pair is listed while a group, or two groups, stand for at most
+    :data:`MAX_LISTED_PAIRS` file pairs; beyond, a group lists its first file with each other
+    one, and two groups the pair of their first files: memory grows with the files, the count
+    stays exact.
+    """
+    out: list[Pair] = []
+    total = 0
+    for group in groups:
+        files, n = group.files, group.shingles
+        total += group.pairs_total
+        if group.pairs_listed == group.pairs_total:
+            out.extend(Pair(a, b, 1.0, 1.0, n, n, n) for x, a in enumerate(files) for b in files[x + 1 :])
+        else:
+            out.extend(Pair(files[0], b, 1.0, 1.0, n, n, n) for b in files[1:])
+    for (gi, gj), c, j, e in rows(ok, common, jac, est):
+        ga, gb = groups[gi], groups[gj]
+        total += len(ga.files) * len(gb.files)
+        listed = (
+            [(x, y) for x in ga.files for y in gb.files]
+            if listed_across(len(ga.files), len(gb.files)) > 1
+            else [(ga.files[0], gb.files[0])]
+        )
+        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)
+    out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
+    return out, total
+
+
+def rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
+    """The rows of equally long arrays as Python values, converted a block at a time (a list
+    of millions of Python numbers costs ten times the array)."""
+    for start in range(0, len(columns[0]), 65_536):
+        yield from zip(*(c[start : start + 65_536].tolist() for c in columns), strict=True)
+
+
+def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int) -> Pair:
+    if b < a:
+        a, b, na, nb = b, a, nb, na
+    return Pair(a, b, jac, est, na, nb, common)
+
+
+def clusters(files: list[tuple[str, ...]], ok: np.ndarray, jac: np.ndarray) -> list[Cluster]:
+    """Families: groups of identical files joined by the verified pairs of their
+    representatives, every pair of files counted (as if each had been listed)."""
+    root = cluster.roots(len(files), (edge for (edge,) in rows(ok)))
+    names: dict[int, list[str]] = {}
+    count: dict[int, int] = {}
+    sims: dict[int, list[float]] = {}
+    for g, members in enumerate(files):
+        names.setdefault(root[g], []).extend(members)
+        if len(members) > 1:
+            count[root[g]] = count.get(root[g], 0) + len(members) * (len(members) - 1) // 2
+            sims.setdefault(root[g], []).append(1.0)
+    for (gi, gj), j in rows(ok, jac):
+        count[root[gi]] = count.get(root[gi], 0) + len(files[gi]) * len(files[gj])
+        sims.setdefault(root[gi], []).append(j)
+    found = [Cluster(tuple(sorted(names[r])), n, min(sims[r]), max(sims[r])) for r, n in count.items()]
+    found.sort(key=lambda c: (-len(c.files), c.files[0]))
+    return found
+
+
+def rejected(cand: np.ndarray, ok: np.ndarray, names: list[str]) -> list[tuple[str, str]]:
+    """Candidates (pairs of representatives) that failed the exact check, by path."""
+    if not len(cand):
+        return []
+    n = len(names)
+    failed = cand[~np.isin(pair_codes(cand, n), pair_codes(ok, n))]
+    return sorted((a, b) if a <= b else (b, a) for a, b in ((names[i], names[j]) for i, j in failed.tolist()))

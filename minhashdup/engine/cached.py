@@ -1,0 +1,269 @@
+"""The cache around a scan (the store itself: :mod:`minhashdup.engine.cache`).
+
+It wraps two things and is threaded through neither:
+
+- extraction (:meth:`CachedFiles.around`): files -> :class:`Extracted`; the files whose
+  content and settings were seen before come from the store (not read when their stat is
+  unchanged, never lexed), the others go to the wrapped extractor, and what it lexed is stored
+  after, under the digest of the bytes it lexed;
+- the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
+  scan is as in an earlier one, that scan's result is the answer; a settled scan's result is
+  stored for the next one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from minhashdup._version import __version__
+from minhashdup.config import Config
+from minhashdup.core.hashing import content_digest
+from minhashdup.core.signature import Family
+from minhashdup.engine.base import Extractor
+from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, default_dir, family_name, file_key
+from minhashdup.engine.cache import Entry as CacheEntry
+from minhashdup.engine.codec import decode_result, encode_result
+from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
+from minhashdup.source.extracted import Extracted
+from minhashdup.source.safeio import read_regular_with_stat
+from minhashdup.source.walk import FileEntry
+
+#: Files named one by one in the warnings about files that changed during a scan.
+CHANGED_SHOWN = 10
+
+
+@contextlib.contextmanager
+def session(config: Config, warnings: list[str]) -> Iterator[CachedFiles | None]:
+    """The cache of ``config`` for one scan, or ``None`` without one (``config.cache`` off, or
+    a folder that cannot be used: then a warning in ``warnings`` says so)."""
+    if not config.cache:
+        yield None
+        return
+    directory = Path(config.cache_dir) if config.cache_dir else default_dir()
+    try:
+        store = Cache(directory)
+    except (OSError, sqlite3.Error) as err:
+        warnings.append(f"cache {directory} cannot be used ({err}); scanning without it")
+        yield None
+        return
+    try:
+        yield CachedFiles(store, config)
+    finally:
+        store.close()
+
+
+class CachedFiles:
+    """One scan's use of an open cache: see the module's docstring."""
+
+    def __init__(self, store: Cache, config: Config) -> None:
+        self.store, self.config = store, config
+        self.family = Family(config.seed, config.num_hashes)
+        self._files: Sequence[FileEntry] | None = None
+        self._keys: list[bytes | None] = []
+        self._result_key: bytes | None = None
+        self._settled = False  # extraction added no warning: the scan's result may be kept
+
+    def keys(self, files: Sequence[FileEntry]) -> list[bytes | None]:
+        """Each file's cache key (:func:`file_keys`), computed once for a list of files."""
+        if files is not self._files:
+            self._files, self._keys = files, file_keys(self.store, files, self.config)
+        return self._keys
+
+    def around(self, inner: Extractor) -> Extractor:
+        """``inner`` with the cache in front: hits from the store, misses lexed by ``inner`` and
+        stored after. The cache is pruned once a day at the end (:meth:`Cache.maybe_prune`)."""
+
+        def extract(files: Sequence[FileEntry], warnings: list[str]) -> list[Extracted]:
+            before = len(warnings)
+            keys = self.keys(files)
+            found = self._hits(keys)
+            misses = [i for i, item in enumerate(found) if item is None]
+            for i, item in zip(misses, inner([files[i] for i in misses], warnings), strict=True):
+                found[i] = dataclasses.replace(item, index=i)
+            changed = self._put(files, keys, found, misses)
+            warnings.extend(changed_warnings([files[i].path for i in changed]))
+            self.store.maybe_prune()  # at most once a day: the cache stays bounded
+            warnings.extend(self.store.warnings)  # from opening (a rebuilt file) and from failed writes
+            # A run that warned is not kept: a rebuilt cache, workers that could not start, a file
+            # that changed during the scan (its result mixes the content of two moments).
+            self._settled = len(warnings) == before
+            done = [item for item in found if item is not None]
+            assert len(done) == len(files)  # every miss came back from ``inner``
+            return done
+
+        return extract
+
+    def replay(self, files: Sequence[FileEntry], skips: Sequence[Skip]) -> Result | None:
+        """The stored result of a scan of these very inputs, or ``None`` (then :meth:`keep`
+        stores this one's). A replay uses every file entry of the scan: those last marked used
+        a day ago or more are marked used now, with the result, so that a tree replayed every
+        day is never pruned."""
+        keys = self.keys(files)
+        self._result_key = result_key(self.config, files, keys, skips)
+        stored = self.store.get_result(self._result_key)
+        if stored is None:
+            return None
+        doc, used = stored
+        if self.store.stale(used):
+            self.store.touch([k for k in keys if k is not None], result=self._result_key)
+        result = decode_result(doc, self.config.params())
+        self.store.maybe_prune()
+        return result
+
+    def keep(self, result: Result) -> Result:
+        """Store ``result`` for a later :meth:`replay` when it may be (see :func:`storable`)."""
+        if self._result_key is not None and self._settled and storable(result):
+            self.store.put_result(self._result_key, encode_result(result))
+        return result
+
+    def _hits(self, keys: Sequence[bytes | None]) -> list[Extracted | None]:
+        """Results for the files the cache knows; ``None`` where a file must be lexed. An entry
+        stored without this scan's hash family gets its signature now, and stored."""
+        known = [k for k in keys if k is not None]
+        entries = self.store.get_many(known)
+        fam = family_name(self.family)
+        sigs = self.store.get_signatures([k for k in known if k in entries], fam)
+        self.store.touch([k for k, e in entries.items() if self.store.stale(e.used)])  # a hit is a use
+        unsigned = [k for k in dict.fromkeys(known) if k in entries and k not in sigs and entries[k].skip is None]
+        if unsigned:
+            made = list(zip(unsigned, self.family.sign([entries[k].shingles for k in unsigned]), strict=True))
+            sigs.update(made)
+            self.store.put_signatures(made, fam)  # one transaction, not one per file
+        results: list[Extracted | None] = [None] * len(keys)
+        for i, key in enumerate(keys):
+            if key is not None and key in entries:
+                e = entries[key]
+                skip = SkipReason(e.skip) if e.skip else None
+                results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sigs.get(key))
+        return results
+
+    def _put(
+        self,
+        files: Sequence[FileEntry],
+        keys: Sequence[bytes | None],
+        found: Sequence[Extracted | None],
+        fresh: list[int],
+    ) -> list[int]:
+        """Store what was just lexed: shingle sets, no-lexer verdicts, signatures.
+
+        Each under the key of the bytes the lexer read (``Extracted.digest``), not ``keys``
+        (from a digest taken before): a file rewritten in between must not leave its new
+        shingles under its old bytes' key.
+
+        Returns:
+            The indices (among ``fresh``) of files whose content changed between the two reads.
+            The scan's result then mixes moments, so it must not be stored for replay.
+        """
+        entries, sigs, changed = [], [], []
+        for i in fresh:
+            item = found[i]
+            if item is None:
+                continue
+            key = _key(files[i], item.digest, self.config)
+            if key != keys[i]:
+                changed.append(i)
+            if key is None or item.skip not in (None, SkipReason.NO_LEXER):
+                continue  # unreadable, binary, lexer crashes: not facts about the content to keep
+            skip = item.skip.value if item.skip else None
+            entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, item.detail)))
+            if item.signature is not None:
+                sigs.append((key, item.signature))
+        self.store.put_many(entries)
+        self.store.put_signatures(sigs, family_name(self.family))
+        return changed
+
+
+def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> list[bytes | None]:
+    """Each file's cache key (content digest and what shapes its shingles); ``None`` for files
+    that cannot be read."""
+    digests = _digests(store, files, config.max_size)
+    return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)]
+
+
+def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
+    if digest is None:
+        return None
+    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
+
+
+def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[bytes | None]:
+    """Content digest of each file: from the cache when its stat is unchanged, else read.
+
+    ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
+    error): the workers report those. A digest read here is remembered for the walk's stat
+    only when the open file's stat after the read is that very stat, and old enough that any
+    later write must change it (:data:`RACY_SECONDS`): the stat cache never pairs a stat with
+    bytes of another moment.
+    """
+    seen = store.get_stats([f.real for f in files])
+    out: list[bytes | None] = []
+    fresh = []
+    settled = time.time() - RACY_SECONDS
+    for entry in files:
+        walked = (entry.size, entry.mtime_ns, entry.inode)
+        known = seen.get(entry.real)
+        if known is not None and known[:3] == walked and entry.mtime_ns:
+            out.append(known[3])
+            if store.stale(known[4]):  # used again: stored anew, marked used now
+                fresh.append((entry.real, *walked, known[3]))
+            continue
+        try:
+            data, after = read_regular_with_stat(entry.real, max_size, follow=False)
+        except OSError:
+            out.append(None)
+            continue
+        digest = content_digest(data)
+        out.append(digest)
+        unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
+        if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
+            fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
+    if fresh:
+        store.put_stats(fresh)
+    return out
+
+
+def changed_warnings(paths: Sequence[str]) -> list[str]:
+    """Warnings for files that changed during the scan (the first :data:`CHANGED_SHOWN` by name)."""
+    warnings = [
+        f"{path}: changed during the scan; its pairs are from the content read when it was lexed,"
+        " and this result is not cached (scan again once the tree is settled)"
+        for path in paths[:CHANGED_SHOWN]
+    ]
+    if len(paths) > CHANGED_SHOWN:
+        warnings.append(f"{len(paths) - CHANGED_SHOWN} more files changed during the scan")
+    return warnings
+
+
+# Whole results. A scan is a function of its options, the walked paths with their skips, and
+# each file's cache key (its bytes, name and what shapes its shingles): when all of these are
+# as in an earlier scan, that scan's result is the answer, and no shingle is loaded at all.
+
+
+def result_key(
+    config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip]
+) -> bytes:
+    """The key of a scan's result; every input that can change the result goes into it."""
+    h = hashlib.blake2b(digest_size=20)
+    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for entry, key in zip(files, keys, strict=True):
+        h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
+    for skip in skips:
+        h.update(os.fsencode(f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0"))
+    return h.digest()
+
+
+def storable(result: Result) -> bool:
+    """Whether a result may be replayed: not when a file failed for a passing reason (a read
+    error, a worker that died). :meth:`CachedFiles.keep` also keeps nothing of a run that
+    warned of itself (a rebuilt cache, workers that could not start)."""
+    transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
+    return not any(n.reason in transient for n in result.skips)

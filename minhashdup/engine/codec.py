@@ -1,0 +1,60 @@
+"""The stored form of a whole scan :class:`~minhashdup.result.Result` (the cache's ``results``
+table): every field at full precision, as compressed JSON.
+
+One entry per stored field in :data:`FIELDS`: a field added to or removed from ``Result`` is a
+line here (and a :data:`minhashdup.result.SCHEMA_VERSION` bump, which is part of every result's
+cache key, so no result of another shape is ever read back).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from minhashdup.result import Cluster, Group, Pair, Result, Skip, SkipReason, Stats
+
+#: ``(field, to JSON, from JSON)`` for each stored field of a Result; ``params`` is not stored
+#: (the scan that replays a result has the same parameters: they are part of its key).
+FIELDS: tuple[tuple[str, Callable[[Any], Any], Callable[[Any], Any]], ...] = (
+    ("stats", dataclasses.asdict, lambda d: Stats(**d)),
+    ("pairs", lambda ps: [dataclasses.astuple(p) for p in ps], lambda rows: [Pair(*r) for r in rows]),
+    (
+        "clusters",
+        lambda cs: [[list(c.files), c.pairs, c.jaccard_min, c.jaccard_max] for c in cs],
+        lambda rows: [Cluster(tuple(f), n, lo, hi) for f, n, lo, hi in rows],
+    ),
+    (
+        "skips",
+        lambda ss: [[s.path, s.reason.value, s.detail] for s in ss],
+        lambda rows: [Skip(p, SkipReason(r), d) for p, r, d in rows],
+    ),
+    ("warnings", list, list),
+    ("files", list, list),
+    ("rejected", list, lambda rows: [(a, b) for a, b in rows]),
+    (
+        "groups",
+        lambda gs: [[list(g.files), g.shingles, g.pairs_listed] for g in gs],
+        lambda rows: [Group(tuple(f), n, listed) for f, n, listed in rows],
+    ),
+)
+
+
+def encode_result(result: Result) -> bytes:
+    """The stored form of ``result`` (its :data:`FIELDS`), compressed."""
+    doc = {name: to_json(getattr(result, name)) for name, to_json, _ in FIELDS}
+    return zlib.compress(json.dumps(doc).encode("utf-8", "surrogatepass"), 6)
+
+
+def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
+    """A :class:`Result` from :func:`encode_result`'s bytes (``params`` are the scan's).
+
+    Example:
+        >>> result = Result({}, Stats(files_walked=2), [Pair("a", "b", 0.5, 0.5, 4, 4, 2)], [])
+        >>> decode_result(encode_result(result), {}) == result
+        True
+    """
+    doc = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+    return Result(params=params, **{name: from_json(doc[name]) for name, _, from_json in FIELDS})

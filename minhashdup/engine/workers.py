@@ -1,0 +1,187 @@
+"""Extraction over the local process pool: :func:`minhashdup.source.extract.extract_file` for
+many files, in batches, largest first, with a file that kills its worker isolated and reported
+(the pool itself: :mod:`minhashdup.engine.parallel`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+from minhashdup.config import MIB
+from minhashdup.core.signature import Family
+from minhashdup.engine.parallel import pool_size, process_pool
+from minhashdup.result import SkipReason
+from minhashdup.source import extract
+from minhashdup.source.extracted import Extracted
+from minhashdup.source.walk import FileEntry
+
+#: Below this many bytes in total, worker processes cost more than they save.
+_INLINE_BYTES = 256 * 1024
+#: After this many worker deaths in one scan, the rest is lexed in the main process.
+MAX_WORKER_DEATHS = 10
+
+_Batch = tuple[tuple[tuple[int, str], ...], int, "Family | None", str, float, int]
+
+
+def _extract_batch(batch: _Batch) -> list[Extracted]:
+    items, shingle, family, engine, timeout, max_size = batch
+    # Looked up on the module at each call, so that a replaced extract_file is the one run.
+    return [extract.extract_file(index, path, shingle, family, engine, timeout, max_size) for index, path in items]
+
+
+def extract_all(
+    files: Sequence[FileEntry],
+    shingle: int,
+    workers: int,
+    on_done: Callable[[int], object] | None = None,
+    family: Family | None = None,
+    engine: str = "fast",
+    warnings: list[str] | None = None,
+    timeout: float = 0.0,
+    max_size: int = MIB,
+) -> Iterator[Extracted]:
+    """:func:`~minhashdup.source.extract.extract_file` over ``files``, in worker processes when it pays.
+
+    Results stream back as they finish, in no particular order (each carries its
+    ``index`` into ``files``); callers that need determinism order by index.
+
+    Args:
+        files: what to read (``real`` paths are opened).
+        shingle: tokens per shingle.
+        workers: processes asked for; 1 runs in this process. No more are started than
+            there are usable cores or batches of files (:func:`minhashdup.engine.parallel.pool_size`).
+        on_done: called with the number of files finished, for progress bars.
+        family: when given, each result carries its MinHash signature under this family.
+        engine: ``fast`` or ``pygments`` (see :func:`minhashdup.source.tokens.token_texts`).
+        warnings: where to say that worker processes could not be used.
+        timeout: seconds one file may take to lex (0: no limit).
+        max_size: the most bytes read of one file (``--max-size``).
+    """
+    total_bytes = sum(f.size for f in files)
+    if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
+        yield from _inline(files, list(range(len(files))), shingle, family, engine, on_done, timeout, max_size)
+        return
+    if family is not None:
+        _ = family.seeds  # computed once here and shipped with each batch, not once per batch
+    batches = list(_batches(files, shingle, pool_size(workers, len(files)), family, engine, timeout, max_size))
+    runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
+    done: set[int] = set()
+    for results in runner.run(batches):
+        done.update(r.index for r in results)
+        yield from results
+        if on_done:
+            on_done(len(results))
+    if runner.gave_up:  # what the workers could not do, this process does
+        rest = [i for i in range(len(files)) if i not in done]
+        yield from _inline(files, rest, shingle, family, engine, on_done, timeout, max_size)
+
+
+def _inline(
+    files: Sequence[FileEntry],
+    indices: list[int],
+    shingle: int,
+    family: Family | None,
+    engine: str,
+    on_done: Callable[[int], object] | None,
+    timeout: float,
+    max_size: int,
+) -> Iterator[Extracted]:
+    for index in indices:
+        yield extract.extract_file(index, files[index].real, shingle, family, engine, timeout, max_size)
+        if on_done:
+            on_done(1)
+
+
+def _ping() -> bool:
+    return True
+
+
+class _Workers:
+    """Batches in worker processes; a file that kills its worker is isolated and reported.
+
+    When a worker dies (killed for memory, a crash in native code), the unfinished files
+    are run again one per task in a single process, in order: the first one that kills
+    that process is reported as a ``lex-error`` and the rest go on in parallel again.
+    If workers cannot start at all (a probe task fails), or die more than
+    :data:`MAX_WORKER_DEATHS` times, the caller runs what is left in its own process.
+    """
+
+    def __init__(self, workers: int, warnings: list[str]) -> None:
+        self.workers, self.warnings = workers, warnings
+        self.deaths = 0
+        self.gave_up = False
+
+    def run(self, batches: list[_Batch]) -> Iterator[list[Extracted]]:
+        pending = batches
+        while pending and not self.gave_up:
+            done: set[int] = set()
+            try:
+                with process_pool(self.workers) as executor:
+                    if not self._started(executor):
+                        return
+                    futures = {executor.submit(_extract_batch, b): k for k, b in enumerate(pending)}
+                    for future in as_completed(futures):
+                        result = future.result()  # raises BrokenProcessPool once a worker died
+                        done.add(futures[future])
+                        yield result
+                pending = []
+            except BrokenProcessPool:
+                left = [b for k, b in enumerate(pending) if k not in done]
+                singles: list[_Batch] = [
+                    ((it,), k, fam, en, to, ms) for items, k, fam, en, to, ms in left for it in items
+                ]
+                pending = yield from self._isolate(singles)
+
+    def _started(self, executor: ProcessPoolExecutor) -> bool:
+        try:
+            executor.submit(_ping).result(timeout=120)
+            return True
+        except Exception as err:  # BrokenProcessPool, a timeout, a pickling failure...
+            self.warnings.append(f"worker processes could not start ({type(err).__name__}); lexing in this process")
+            self.gave_up = True
+            return False
+
+    def _isolate(self, singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
+        """One file per task in one process, in order, until the file that kills it.
+
+        Returns:
+            The files after that one, to go back to the parallel pool.
+        """
+        done = 0
+        try:
+            with process_pool(1) as executor:
+                if not self._started(executor):
+                    return []
+                for result in executor.map(_extract_batch, singles):
+                    done += 1
+                    yield result
+        except BrokenProcessPool:
+            ((index, _),), *_ = singles[done]
+            died = "the worker process died on this file"
+            yield [Extracted(index, extract.NONE, skip=SkipReason.LEX_ERROR, detail=died)]
+            self.deaths += 1
+            if self.deaths >= MAX_WORKER_DEATHS:
+                self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")
+                self.gave_up = True
+                return []
+            return singles[done + 1 :]
+        return []
+
+
+def _batches(
+    files: Sequence[FileEntry],
+    shingle: int,
+    workers: int,
+    family: Family | None,
+    engine: str,
+    timeout: float,
+    max_size: int,
+) -> Iterator[_Batch]:
+    # Largest files first (longest-processing-time scheduling), in batches small enough
+    # that the last ones balance the workers and large enough to amortise pickling.
+    order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
+    size = max(1, min(32, len(files) // (workers * 8)))
+    for start in range(0, len(order), size):
+        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, family, engine, timeout, max_size
