@@ -16,8 +16,8 @@ import pytest
 import minhashdup
 from minhashdup import Config, ConfigError
 from minhashdup.engine import parallel
+from minhashdup.engine import workers as extract_module
 from minhashdup.errors import ExitCode
-from minhashdup.source import extract as extract_module
 
 from .conftest import GIT_ENV, TreeFactory, go_file, near_copy, render_go, run
 

@@ -5,10 +5,6 @@ Read from the source with :mod:`ast`, so every import counts, also one deferred 
 function or kept under ``TYPE_CHECKING``: a cycle hidden in a function body is still a cycle
 for a reader. The rules are checked on a small made-up package first (each must catch what it
 is for), then on ``minhashdup/``.
-
-An entry of :data:`PENDING` marks a check that fails on this branch because another helper's
-slice of issue 12 is not merged yet; ``strict=True`` makes it fail once it passes, so the
-integrator drops each entry after merging the slice it names.
 """
 
 from __future__ import annotations
@@ -44,16 +40,6 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "analysis": frozenset({"ci", "report", "cli", "library"}),
     "ci": frozenset({"cli", "library"}),
     "top": frozenset({"source", "config", "engine", "analysis", "ci", "report", "cli", "library"}),
-}
-
-#: (check, module) -> who fixes it, in which slice of issue 12.
-PENDING: dict[tuple[str, str], str] = {
-    ("lines", "minhashdup.engine.pipeline"): "engine helper: engine/pipeline.py is 481 lines",
-    ("lines", "minhashdup.engine.cache"): "engine helper: engine/cache.py is 401 lines",
-    ("functions", "minhashdup.engine.pipeline"): "engine helper: pipeline.collect is 70 lines",
-    ("layers", "minhashdup.source.extract"): (
-        "engine helper: extraction imports engine.cache and engine.parallel, and config.MIB"
-    ),
 }
 
 
@@ -222,20 +208,6 @@ def test_the_rules_catch_a_bad_package(bad_package: dict[str, Module]) -> None:
 MODULES = read_package(PACKAGE)
 
 
-def _params(check: str, names: list[str]) -> list[object]:
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=PENDING[check, name]), id=name)
-        if (check, name) in PENDING
-        else pytest.param(name, id=name)
-        for name in names
-    ]
-
-
-def test_every_pending_mark_names_a_module() -> None:
-    # A module renamed or removed by a merged slice: drop its PENDING entries.
-    assert sorted(name for _, name in PENDING if name not in MODULES) == []
-
-
 def test_every_allowed_long_function_exists_and_is_long() -> None:
     lengths = {f"{m.name}:{q}": n for m in MODULES.values() for q, n in m.functions.items()}
     assert {name: lengths.get(name, 0) > MAX_FUNCTION_LINES for name in LONG_FUNCTIONS_ALLOWED} == dict.fromkeys(
@@ -248,12 +220,12 @@ def test_few_modules_per_folder() -> None:
     assert {folder: n for folder, n in counts.items() if n > MAX_MODULES_PER_FOLDER} == {}
 
 
-@pytest.mark.parametrize("name", _params("lines", sorted(MODULES)))
+@pytest.mark.parametrize("name", sorted(MODULES))
 def test_module_is_short(name: str) -> None:
     assert MODULES[name].lines <= MAX_MODULE_LINES
 
 
-@pytest.mark.parametrize("name", _params("functions", sorted(MODULES)))
+@pytest.mark.parametrize("name", sorted(MODULES))
 def test_functions_are_short(name: str) -> None:
     assert long_functions(MODULES[name]) == {}
 
@@ -262,6 +234,6 @@ def test_no_import_cycles() -> None:
     assert import_cycles(MODULES) == []
 
 
-@pytest.mark.parametrize("name", _params("layers", sorted(MODULES)))
+@pytest.mark.parametrize("name", sorted(MODULES))
 def test_layers_import_only_downward(name: str) -> None:
     assert forbidden_imports(MODULES[name], MODULES) == []
