@@ -16,7 +16,7 @@ from minhashdup.config import Config, check_share, check_whole
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
 from minhashdup.core.pairs import Corpus, Prepared
-from minhashdup.core.runs import pair_codes
+from minhashdup.core.runs import pair_codes, pairs_among
 from minhashdup.core.signature import Family
 from minhashdup.engine.pipeline import lsh_candidates, prepare, rep_signatures
 
@@ -189,7 +189,7 @@ def evaluate(
     n = len(prep.reps)
     sizes = np.array([len(m) for m in prep.groups.members], dtype=np.int64)
     weight = sizes[truth[:, 0]] * sizes[truth[:, 1]] if len(truth) else np.empty(0, dtype=np.int64)
-    inside = int(np.sum(sizes * (sizes - 1) // 2))  # identical files: J = 1, always found
+    inside = int(np.sum(pairs_among(sizes)))  # identical files: J = 1, always found
     jac, weight = np.r_[jac, 1.0], np.r_[weight, inside]
     runs = [np.isin(pair_codes(truth, n), pair_codes(cand, n))]
     start = time.perf_counter()
@@ -198,7 +198,7 @@ def evaluate(
     bins = _bins(jac, [np.r_[found, True] for found in runs], weight, low, width, config)
     params = {**config.params(), "low": low, "repeats": repeats}
     seconds = {"lsh": lsh_seconds, "exact": exact_seconds, "repeats": repeat_seconds}
-    return Evaluation(params, len(cand), n * (n - 1) // 2, bins, seconds)
+    return Evaluation(params, len(cand), pairs_among(n), bins, seconds)
 
 
 def _band_matches(

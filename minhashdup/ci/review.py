@@ -21,6 +21,7 @@ from minhashdup.ci import baseline as baselines
 from minhashdup.ci import git as project
 from minhashdup.ci.git import relative
 from minhashdup.core import pairs as listing
+from minhashdup.core.runs import pairs_among
 from minhashdup.errors import ConfigError
 from minhashdup.result import Pair, Result
 from minhashdup.source.paths import PathsArg, path_list
@@ -172,7 +173,7 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
     total = 0
     for p in result.pairs:
         first, second = members(p.a), members(p.b)
-        if first == second and listing.listed_within(len(first)) < _binomial2(len(first)):
+        if first == second and listing.listed_within(len(first)) < pairs_among(len(first)):
             continue  # a row of a partly listed group: counted below, once per group
         if _partial_across(first, second):
             total += new_pair_count(first, second, p.jaccard, recorded, tolerance, changed)
@@ -182,10 +183,6 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
         if group.pairs_listed < group.pairs_total:
             total += new_pair_count(group.files, None, 1.0, recorded, tolerance, changed)
     return total
-
-
-def _binomial2(n: int) -> int:
-    return n * (n - 1) // 2
 
 
 def new_pair_count(
@@ -265,7 +262,7 @@ def _across(n1: int, c1: int, n2: int, c2: int) -> int:
 
 def _within(n: int, c: int) -> int:
     """Reported pairs among ``n`` files, ``c`` of them changed."""
-    return _binomial2(n) - _binomial2(n - c)
+    return pairs_among(n) - pairs_among(n - c)
 
 
 def _known_by_class(one: _Tally, two: _Tally, inside: bool, knows: Callable[[float | None], bool]) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 
 from minhashdup.core import cluster
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import pair_codes
+from minhashdup.core.runs import pair_codes, pairs_among
 from minhashdup.core.signature import Family, truncate
 from minhashdup.errors import ScanLimitError
 from minhashdup.result import Cluster, Group, Pair, Skip, SkipReason, Stats
@@ -145,7 +145,7 @@ MAX_LISTED_PAIRS = 1_000
 def listed_within(n: int) -> int:
     """Rows listed for an identical group of ``n`` files: all its pairs while they are at most
     :data:`MAX_LISTED_PAIRS`, else its first file with each other one (``n - 1``)."""
-    total = n * (n - 1) // 2
+    total = pairs_among(n)
     return total if total <= MAX_LISTED_PAIRS else n - 1
 
 
@@ -238,7 +238,7 @@ def clusters(files: list[tuple[str, ...]], ok: np.ndarray, jac: np.ndarray) -> l
     for g, members in enumerate(files):
         names.setdefault(root[g], []).extend(members)
         if len(members) > 1:
-            count[root[g]] = count.get(root[g], 0) + len(members) * (len(members) - 1) // 2
+            count[root[g]] = count.get(root[g], 0) + pairs_among(len(members))
             sims.setdefault(root[g], []).append(1.0)
     for (gi, gj), j in rows(ok, jac):
         count[root[gi]] = count.get(root[gi], 0) + len(files[gi]) * len(files[gj])

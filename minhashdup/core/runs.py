@@ -6,6 +6,7 @@ Pairs come out in chunks of bounded size, so a large run costs time, never a bur
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +15,18 @@ IntArray = npt.NDArray[np.int64]
 
 #: Pairs per chunk: about 100 MB of index arrays at most.
 CHUNK_PAIRS = 4_000_000
+
+_Count = TypeVar("_Count", int, IntArray)
+
+
+def pairs_among(n: _Count) -> _Count:
+    """The number of unordered pairs of ``n`` things, n(n-1)/2 (``n`` an int or an array).
+
+    Example:
+        >>> pairs_among(4), pairs_among(np.array([0, 1, 2])).tolist()
+        (6, [0, 0, 1])
+    """
+    return n * (n - 1) // 2
 
 
 def runs(sorted_keys: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray]:
@@ -46,7 +59,7 @@ def pairs_in_runs(starts: IntArray, sizes: IntArray, chunk: int = CHUNK_PAIRS) -
     """
     for size in np.unique(sizes[sizes >= 2]).tolist():
         first = starts[sizes == size]
-        per_run = size * (size - 1) // 2
+        per_run = pairs_among(size)
         if per_run <= chunk:
             p, q = np.triu_indices(size, 1)
             step = max(1, chunk // per_run)
