@@ -25,6 +25,12 @@ def make_console(stream: TextIO, **options: Any) -> Console:
     return _Console(file=stream, **options)
 
 
+def on_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal: tables then take its width, else a fixed one."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def markup(text: str) -> str:
     """:func:`printable`, then escaped for rich markup: ``[bold]x[/bold].go`` prints as is.
 

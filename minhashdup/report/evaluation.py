@@ -8,7 +8,7 @@ from typing import TextIO
 from rich.table import Table
 
 from minhashdup.analysis.evaluate import Evaluation, repeat_seeds
-from minhashdup.report.console import make_console
+from minhashdup.report.console import make_console, on_terminal
 
 
 def render_evaluation_json(ev: Evaluation, stream: TextIO) -> None:
@@ -19,7 +19,7 @@ def render_evaluation_json(ev: Evaluation, stream: TextIO) -> None:
 
 def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
     """One row per bin, then the sentence that sums it up."""
-    console = make_console(stream, highlight=False, width=None if _isatty(stream) else 120)
+    console = make_console(stream, highlight=False, width=None if on_terminal(stream) else 120)
     p = ev.params
     setting = f"{p['bands']} x {p['rows']}" + ("" if p["bits"] == 64 else f" ({p['bits']}-bit)")
     table = Table(title=f"LSH {setting} against the exact all-pairs", title_justify="left")
@@ -62,8 +62,3 @@ def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
         f"seconds, lexing excluded: LSH candidates + exact check {ev.seconds['lsh']:.2f}, "
         f"exact all-pairs from {p['low']:g} {ev.seconds['exact']:.2f}, other seeds {ev.seconds['repeats']:.2f}"
     )
-
-
-def _isatty(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())

@@ -6,7 +6,7 @@ from typing import TextIO
 
 from rich.table import Table
 
-from minhashdup.report.console import make_console, markup
+from minhashdup.report.console import make_console, markup, on_terminal
 from minhashdup.report.notices import partial_listing
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
@@ -26,8 +26,7 @@ def render_table(result: Result, stream: TextIO) -> None:
 
 def _width(result: Result, stream: TextIO) -> int | None:
     """Terminal width on a terminal; elsewhere wide enough that paths never wrap."""
-    isatty = getattr(stream, "isatty", None)
-    if isatty is not None and isatty():
+    if on_terminal(stream):
         return None
     longest = max((len(printable(path)) for p in result.pairs for path in (p.a, p.b)), default=30)
     return max(100, 2 * longest + 70)  # the other columns, padding and borders take up to 63

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from minhashdup.analysis.tuning import choice_dict
 from minhashdup.core.bands import TUNE_SIMILARITIES, Choice
-from minhashdup.report.console import make_console
+from minhashdup.report.console import make_console, on_terminal
 
 PLOT_WIDTH, PLOT_HEIGHT = 61, 16
 DEFAULT = (12, 4)  # scan's --bands and --rows
@@ -36,7 +36,7 @@ def render_tune_table(
     choices: list[Choice], best: Choice | None, selective: Choice | None, settings: dict[str, Any], stream: TextIO
 ) -> None:
     """The settings table, the recommendation, and both curves on one plot."""
-    console = make_console(stream, highlight=False, width=None if _isatty(stream) else 150)
+    console = make_console(stream, highlight=False, width=None if on_terminal(stream) else 150)
     t = settings["threshold"]
     console.print(_settings_table(choices, best, selective, settings))
     console.print(
@@ -123,8 +123,3 @@ def plot(curves: list[tuple[Choice, str, str]], threshold: float) -> Group:
         legend.append(f"{mark} {choice.bands} x {choice.rows}   ", style=style)
     legend.append(f"│ threshold {threshold:g}", style="yellow")
     return Group(*lines, Text(axis), Text(ticks), legend)
-
-
-def _isatty(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
