@@ -69,11 +69,7 @@ class Baseline:
     @functools.cached_property
     def entries_of(self) -> dict[str, dict[str, float]]:
         """Each recorded path's own entries: ``entries_of[a][b]`` is ``pairs[(a, b)]`` either way round."""
-        out: dict[str, dict[str, float]] = {}
-        for (a, b), jaccard in self.pairs.items():
-            out.setdefault(a, {})[b] = jaccard
-            out.setdefault(b, {})[a] = jaccard
-        return out
+        return _both_ways(self.pairs)
 
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
@@ -124,11 +120,7 @@ class Classes:
     def partners(self) -> dict[str, dict[str, float]]:
         """``partners[x][y]``: the Jaccard recorded between classes ``x`` and ``y``, either way round
         (``partners[x][x]`` inside a class)."""
-        out: dict[str, dict[str, float]] = {}
-        for (x, y), jaccard in self.pairs.items():
-            out.setdefault(x, {})[y] = jaccard
-            out.setdefault(y, {})[x] = jaccard
-        return out
+        return _both_ways(self.pairs)
 
     def class_of(self, path: str) -> str:
         """The class of a recorded path (the path itself when it is in no class)."""
@@ -298,6 +290,15 @@ def _dropped_notes(baseline: Baseline) -> list[str]:
 def _key(pair: Pair, base: str) -> tuple[str, str]:
     """A pair's two paths relative to the baseline's folder, in order: how entries are keyed."""
     return _ordered(relative(pair.a, base), relative(pair.b, base))
+
+
+def _both_ways(pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+    """``out[a][b] == out[b][a] == pairs[(a, b)]``: each name's entries, looked up from either side."""
+    out: dict[str, dict[str, float]] = {}
+    for (a, b), jaccard in pairs.items():
+        out.setdefault(a, {})[b] = jaccard
+        out.setdefault(b, {})[a] = jaccard
+    return out
 
 
 def _ordered(a: str, b: str) -> tuple[str, str]:
