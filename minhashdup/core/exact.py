@@ -8,13 +8,11 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import distinct, runs
+from minhashdup.core.runs import distinct, rows, runs
 from minhashdup.core.shingles import intersection_size
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-_VERIFY_ROWS = 65_536  # candidate pairs turned into Python ints at a time
 
 
 def size_bound(size_a: int, size_b: int) -> float:
@@ -41,17 +39,17 @@ def verify(
     """
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
     common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
-    for start in range(0, len(pairs), _VERIFY_ROWS):  # a block at a time: no list of every pair
-        for row, (i, j) in enumerate(pairs[start : start + _VERIFY_ROWS].tolist(), start):
-            if size_bound(int(sizes[i]), int(sizes[j])) < threshold:
-                continue
+    if len(pairs):
+        small, large = np.sort(sizes[pairs], axis=1).T  # the size bound, min / max, for all at once
+        possible = np.flatnonzero(np.where(large > 0, small / np.maximum(large, 1), 1.0) >= threshold)
+        for row, (i, j) in rows(possible, pairs[possible]):
             inter = intersection_size(sets[i], sets[j])
             union = int(sizes[i] + sizes[j]) - inter
             if union and inter / union >= threshold:
                 common[row] = inter
-    rows = np.flatnonzero(common >= 0)
-    inter_arr = common[rows]
-    out_pairs = pairs[rows] if len(rows) else np.empty((0, 2), dtype=np.int64)
+    kept = np.flatnonzero(common >= 0)
+    inter_arr = common[kept]
+    out_pairs = pairs[kept] if len(kept) else np.empty((0, 2), dtype=np.int64)
     union_arr = sizes[out_pairs[:, 0]] + sizes[out_pairs[:, 1]] - inter_arr
     jac = inter_arr / np.maximum(union_arr, 1)
     return out_pairs, inter_arr, jac.astype(np.float64)

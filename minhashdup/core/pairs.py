@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from minhashdup.core import cluster
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import pair_codes, pairs_among
+from minhashdup.core.runs import pair_codes, pairs_among, rows
 from minhashdup.core.signature import Family, truncate
 from minhashdup.errors import ScanLimitError
 from minhashdup.result import Cluster, Group, Pair, Skip, SkipReason, Stats
@@ -213,13 +212,6 @@ def expand(
         out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)
     out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
     return out, total
-
-
-def rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
-    """The rows of equally long arrays as Python values, converted a block at a time (a list
-    of millions of Python numbers costs ten times the array)."""
-    for start in range(0, len(columns[0]), 65_536):
-        yield from zip(*(c[start : start + 65_536].tolist() for c in columns), strict=True)
 
 
 def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int) -> Pair:

@@ -6,7 +6,7 @@ Pairs come out in chunks of bounded size, so a large run costs time, never a bur
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -15,8 +15,22 @@ IntArray = npt.NDArray[np.int64]
 
 #: Pairs per chunk: about 100 MB of index arrays at most.
 CHUNK_PAIRS = 4_000_000
+#: Rows turned into Python values at a time by :func:`rows`.
+ROW_BLOCK = 65_536
 
 _Count = TypeVar("_Count", int, IntArray)
+
+
+def rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
+    """The rows of equally long arrays as Python values, converted a block at a time (a list
+    of millions of Python numbers costs ten times the array).
+
+    Example:
+        >>> list(rows(np.array([[0, 1], [2, 3]]), np.array([0.5, 1.0])))
+        [([0, 1], 0.5), ([2, 3], 1.0)]
+    """
+    for start in range(0, len(columns[0]), ROW_BLOCK):
+        yield from zip(*(c[start : start + ROW_BLOCK].tolist() for c in columns), strict=True)
 
 
 def pairs_among(n: _Count) -> _Count:
