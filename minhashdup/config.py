@@ -103,8 +103,8 @@ class Config:
     own_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_int("bands", self.bands, 1, 4096)
-        _check_int("rows", self.rows, 1, 64)
+        check_whole("bands", self.bands, 1, 4096)
+        check_whole("rows", self.rows, 1, 64)
         if self.bands * self.rows > 8192:
             raise ConfigError(
                 "{0} x {1} must be at most 8192 hashes (got {b} x {r} = {k}); lower one of them",
@@ -115,14 +115,14 @@ class Config:
                 k=self.bands * self.rows,
             )
         check_threshold(self.threshold)
-        _check_int("shingle", self.shingle, 1, 64)
-        _check_int("seed", self.seed, 0, 2**64 - 1)
-        _check_int("min_shingles", self.min_shingles, 1, 10**9)
-        _check_int("max_size", self.max_size, 1, 2**62)
-        _check_int("max_bucket", self.max_bucket, 2, 10**7)
-        _check_int("max_verified", self.max_verified, 1, 10**9)
-        _check_int("jobs", self.jobs, 0, 1024)
-        _check_int("bits", self.bits, 1, 64)
+        check_whole("shingle", self.shingle, 1, 64)
+        check_whole("seed", self.seed, 0, 2**64 - 1)
+        check_whole("min_shingles", self.min_shingles, 1, 10**9)
+        check_whole("max_size", self.max_size, 1, 2**62)
+        check_whole("max_bucket", self.max_bucket, 2, 10**7)
+        check_whole("max_verified", self.max_verified, 1, 10**9)
+        check_whole("jobs", self.jobs, 0, 1024)
+        check_whole("bits", self.bits, 1, 64)
         self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)
@@ -174,13 +174,6 @@ def _check_globs(name: str, globs: tuple[str, ...]) -> None:
         raise ConfigError("{0}: {why}", name, why=str(err).removeprefix(f"{name}: ")) from None
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError("{0} must be a whole number (got {value!r})", name, value=value)
-    if not low <= value <= high:
-        raise ConfigError("{0} must be between {low} and {high} (got {value})", name, low=low, high=high, value=value)
-
-
 def check_whole(name: str, value: object, low: int, high: int) -> None:
     """Refuse ``value`` unless it is an ``int`` (not a bool) from ``low`` to ``high``.
 
@@ -193,7 +186,10 @@ def check_whole(name: str, value: object, low: int, high: int) -> None:
         ...
         minhashdup.errors.ConfigError: repeats must be between 1 and 1000 (got 0)
     """
-    _check_int(name, value, low, high)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError("{0} must be a whole number (got {value!r})", name, value=value)
+    if not low <= value <= high:
+        raise ConfigError("{0} must be between {low} and {high} (got {value})", name, low=low, high=high, value=value)
 
 
 def check_share(name: str, value: object) -> None:
