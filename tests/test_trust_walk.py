@@ -243,7 +243,7 @@ def test_git_worktree_file_is_not_a_warning(make_tree: TreeFactory) -> None:
     repo = make_tree({".git": "gitdir: /elsewhere/.git/worktrees/x\n", ".gitignore": "*.gen.go\n", "a.go": GO})
     (repo / "b.gen.go").write_text(GO)
     result = walk([str(repo)])
-    assert _rel(result, repo)[0] == [".git", ".gitignore", "a.go"]
+    assert _rel(result, repo)[0] == [".gitignore", "a.go"]  # the .git file is metadata, not source
     assert result.warnings == []
 
 

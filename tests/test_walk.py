@@ -88,6 +88,15 @@ def test_gitignore_chain_negation_and_info_exclude(make_tree: TreeFactory) -> No
     assert _skips(everything) == {str(repo / ".git") + "/": SkipReason.VCS}
 
 
+def test_a_gitlink_file_is_version_control_metadata_not_source(make_tree: TreeFactory) -> None:
+    # A linked worktree or a submodule holds a file named .git ("gitdir: ..."): git never
+    # tracks it, so it is skipped like the .git folder, not lexed as a source file.
+    root = make_tree({"a.go": GO, ".git": "gitdir: /elsewhere/.git/worktrees/x\n", "sub/.hg": "x\n"})
+    files, skips = _relative(walk([str(root)]), root)
+    assert files == ["a.go"]
+    assert skips == {".git": SkipReason.VCS, "sub/.hg": SkipReason.VCS}
+
+
 def test_too_large_and_special_files(make_tree: TreeFactory) -> None:
     root = make_tree({"big.go": "x" * 2000, "small.go": GO})
     os.mkfifo(root / "pipe.go")

@@ -91,7 +91,7 @@ def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
 
 def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | None:
     """Why the entry ``name`` (at ``rel`` under the root) is left out, or ``None`` to keep it."""
-    if is_dir and name in VCS_DIRS:
+    if name in VCS_DIRS:  # a file too: the ".git" file of a linked worktree or a submodule
         return SkipReason.VCS
     probe = rel + "/" if is_dir else rel
     if rules.exclude is not None and rules.exclude.match_file(probe):
