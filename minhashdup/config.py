@@ -146,6 +146,7 @@ class Config:
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
+        check_path("cache_dir", self.cache_dir)
 
     @property
     def num_hashes(self) -> int:
@@ -194,6 +195,23 @@ def check_whole(name: str, value: object, low: int, high: int) -> None:
         minhashdup.errors.ConfigError: repeats must be between 1 and 1000 (got 0)
     """
     _check_int(name, value, low, high)
+
+
+def check_path(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``None``, a ``str`` or an ``os.PathLike`` (found when the
+    call is made, not when the file is opened after minutes of lexing).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+
+    Example:
+        >>> check_path("baseline", 5)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: baseline must be a path (got 5)
+    """
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise ConfigError("{0} must be a path (got {value!r})", name, value=value)
 
 
 def check_share(name: str, value: object) -> None:
