@@ -146,7 +146,13 @@ class Config:
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
+        for name in ("exact", "gitignore"):
+            check_switch(name, getattr(self, name))
         check_path("cache_dir", self.cache_dir)
+        if isinstance(self.own_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
+            raise ConfigError(
+                "{0} takes a list of paths, not one string (got {value!r})", "own_files", value=self.own_files
+            )
 
     @property
     def num_hashes(self) -> int:
@@ -195,6 +201,16 @@ def check_whole(name: str, value: object, low: int, high: int) -> None:
         minhashdup.errors.ConfigError: repeats must be between 1 and 1000 (got 0)
     """
     _check_int(name, value, low, high)
+
+
+def check_switch(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``True`` or ``False`` (``"false"`` would be true).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+    """
+    if not isinstance(value, bool):
+        raise ConfigError("{0} must be True or False (got {value!r})", name, value=value)
 
 
 def check_path(name: str, value: object) -> None:

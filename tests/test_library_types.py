@@ -45,3 +45,16 @@ def test_cache_dir_must_be_a_path(src: Path, lexed: list[str]) -> None:
     with pytest.raises(ConfigError, match=r"^cache_dir must be a path \(got 123\)$"):
         minhashdup.scan(str(src), cache_dir=123)
     assert lexed == []
+
+
+@pytest.mark.parametrize("name", ["exact", "gitignore", "new_only", "staged"])
+def test_a_switch_must_be_true_or_false(src: Path, lexed: list[str], name: str) -> None:
+    # gitignore="false" was truthy: the .gitignore files were honoured, and params echoed "false".
+    with pytest.raises(ConfigError, match=rf"^{name} must be True or False \(got 'false'\)$"):
+        minhashdup.scan(str(src), **{name: "false"})
+    assert lexed == []
+
+
+def test_own_files_must_be_a_list_of_paths(src: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^own_files takes a list of paths, not one string \(got 'a\.py'\)$"):
+        minhashdup.scan(str(src), own_files="a.py")

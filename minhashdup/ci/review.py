@@ -21,7 +21,7 @@ from typing import Any
 from minhashdup.ci import baseline as baselines
 from minhashdup.ci import git as project
 from minhashdup.ci.git import relative
-from minhashdup.config import check_path
+from minhashdup.config import check_path, check_switch
 from minhashdup.core import pairs as listing
 from minhashdup.errors import ConfigError
 from minhashdup.result import Pair, Result
@@ -65,6 +65,8 @@ class Review:
                 raise ConfigError("{0} must be 0 or more (got {value})", "max_pairs", value=self.max_pairs)
         for name in ("baseline", "write_baseline"):
             check_path(name, getattr(self, name))
+        for name in ("new_only", "staged"):
+            check_switch(name, getattr(self, name))
         if isinstance(self.changed_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
             raise ConfigError(
                 "{0} takes a list of paths, not one string (got {value!r})", "changed_files", value=self.changed_files
