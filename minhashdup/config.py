@@ -146,6 +146,13 @@ class Config:
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
+        for name in ("exact", "gitignore"):
+            check_switch(name, getattr(self, name))
+        check_path("cache_dir", self.cache_dir)
+        if isinstance(self.own_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
+            raise ConfigError(
+                "{0} takes a list of paths, not one string (got {value!r})", "own_files", value=self.own_files
+            )
 
     @property
     def num_hashes(self) -> int:
@@ -190,6 +197,33 @@ def check_whole(name: str, value: object, low: int, high: int) -> None:
         raise ConfigError("{0} must be a whole number (got {value!r})", name, value=value)
     if not low <= value <= high:
         raise ConfigError("{0} must be between {low} and {high} (got {value})", name, low=low, high=high, value=value)
+
+
+def check_switch(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``True`` or ``False`` (``"false"`` would be true).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+    """
+    if not isinstance(value, bool):
+        raise ConfigError("{0} must be True or False (got {value!r})", name, value=value)
+
+
+def check_path(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``None``, a ``str`` or an ``os.PathLike`` (found when the
+    call is made, not when the file is opened after minutes of lexing).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+
+    Example:
+        >>> check_path("baseline", 5)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: baseline must be a path (got 5)
+    """
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise ConfigError("{0} must be a path (got {value!r})", name, value=value)
 
 
 def check_share(name: str, value: object) -> None:

@@ -14,12 +14,14 @@ Example (``tmp`` is a scratch folder; a CI job would add ``changed_since="origin
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from minhashdup.ci import baseline as baselines
 from minhashdup.ci import git as project
 from minhashdup.ci.git import relative
+from minhashdup.config import check_path, check_switch
 from minhashdup.core import pairs as listing
 from minhashdup.core.runs import pairs_among
 from minhashdup.errors import ConfigError
@@ -57,8 +59,19 @@ class Review:
 
     def __post_init__(self) -> None:
         baselines.check_tolerance(self.tolerance)
-        if self.max_pairs is not None and self.max_pairs < 0:
-            raise ConfigError("{0} must be 0 or more (got {value})", "max_pairs", value=self.max_pairs)
+        if self.max_pairs is not None:
+            if isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, int):
+                raise ConfigError("{0} must be a whole number (got {value!r})", "max_pairs", value=self.max_pairs)
+            if self.max_pairs < 0:
+                raise ConfigError("{0} must be 0 or more (got {value})", "max_pairs", value=self.max_pairs)
+        for name in ("baseline", "write_baseline"):
+            check_path(name, getattr(self, name))
+        for name in ("new_only", "staged"):
+            check_switch(name, getattr(self, name))
+        if isinstance(self.changed_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
+            raise ConfigError(
+                "{0} takes a list of paths, not one string (got {value!r})", "changed_files", value=self.changed_files
+            )
 
     @property
     def focused(self) -> bool:
