@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from minhashdup._version import __version__
 from minhashdup.analysis.evaluate import REPEATS, Evaluation, check_bins
@@ -30,7 +31,7 @@ from minhashdup.analysis.evaluate import evaluate as _evaluate
 from minhashdup.analysis.tuning import Tuning, tuning
 from minhashdup.ci import review as _review
 from minhashdup.ci.review import Review
-from minhashdup.config import Config, check_whole
+from minhashdup.config import Config, check_whole, usable_cores
 from minhashdup.core.sketch import LSHIndex, MinHash
 from minhashdup.engine import pipeline as _pipeline
 from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
@@ -66,6 +67,7 @@ __all__ = [
     "review",
     "scan",
     "tune",
+    "write_report",
 ]
 
 _CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(Config))
@@ -147,6 +149,67 @@ def gate(result: Result) -> bool:
     """
     limit = result.params.get("max_pairs")
     return limit is not None and result.stats.new_pairs > limit
+
+
+def write_report(
+    result: Result,
+    fmt: str,
+    stream: TextIO,
+    *,
+    per: str = "pair",
+    jobs: int = 1,
+    warn: Callable[[str], object] | None = None,
+) -> None:
+    """Write ``result`` in format ``fmt`` (``table``, ``json``, ``jsonl``, ``csv``, ``sarif``,
+    ``html``) to ``stream``, as ``minhashdup scan --format`` does.
+
+    SARIF and HTML show more than the result: the shared token runs of the pairs (the paired
+    files are lexed again, in ``jobs`` processes when there are many), the files' texts (HTML),
+    the project root that SARIF names files from (the git repository holding the current
+    folder). They are computed here, before the renderer (:mod:`minhashdup.report`) writes.
+
+    Args:
+        per: with SARIF, ``"pair"`` (one result per pair) or ``"cluster"`` (one per family).
+        jobs: worker processes for the runs (1: none; 0: one per core).
+        warn: called with a warning for the user (a SARIF log cut to GitHub's limits);
+            by default :func:`warnings.warn`.
+
+    Raises:
+        ConfigError: an unknown ``fmt`` or ``per``, or ``jobs`` out of range.
+
+    Example:
+        >>> import io
+        >>> out = io.StringIO()
+        >>> write_report(scan("examples"), "csv", out)
+        >>> out.getvalue().splitlines()[0]
+        'a,b,jaccard,estimate,shingles_a,shingles_b,common,known'
+    """
+    from minhashdup.report import FORMATS, render
+
+    if fmt not in FORMATS:
+        raise ConfigError("{0} must be one of {formats} (got {value!r})", "fmt", formats=", ".join(FORMATS), value=fmt)
+    if per not in ("pair", "cluster"):
+        raise ConfigError("{0} must be 'pair' or 'cluster' (got {value!r})", "per", value=per)
+    check_whole("jobs", jobs, 0, 1024)
+    render(result, fmt, stream, **_report_inputs(result, fmt, per, jobs, warn))
+
+
+def _report_inputs(
+    result: Result, fmt: str, per: str, jobs: int, warn: Callable[[str], object] | None
+) -> dict[str, Any]:
+    """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
+    writes): the pairs' shared runs, the files' texts, where the project is."""
+    if fmt not in ("sarif", "html"):
+        return {}
+    from minhashdup.analysis import regions  # pygments: only for these formats
+    from minhashdup.ci.git import locate
+
+    workers = jobs or usable_cores()
+    if fmt == "sarif":
+        project = locate(regions.shown_paths(result, per))
+        found = regions.pair_regions(result, workers) if per == "pair" else []
+        return {"per": per, "project": project, "regions": found, "warn": warn}
+    return {"sources": regions.side_by_side(result, workers)}
 
 
 def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed: int = 1, bits: int = 64) -> Comparison:

@@ -4,6 +4,7 @@ spells as flags; a library call keeps no cache and starts no process unless aske
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -65,6 +66,32 @@ def test_scan_is_the_cli_scan(tree: Path) -> None:
     assert _untimed(minhashdup.scan("src", Config(threshold=0.9), threshold=0.6, bands=16, rows=3).to_dict()) == (
         _untimed(cli)
     )
+
+
+@pytest.mark.parametrize("fmt", ["csv", "sarif", "html"])
+def test_write_report_is_the_cli_report(tree: Path, fmt: str) -> None:
+    # SARIF and HTML show more than the Result (the pairs' shared runs, the files' texts, the
+    # project root); write_report computes it as the command does, before the renderer writes.
+    buffer = io.StringIO()
+    minhashdup.write_report(minhashdup.scan("src", threshold=0.6), fmt, buffer)
+    code, out, err = run("scan", "src", "-t", "0.6", "-f", fmt, "--no-config", "--no-cache", "-j", "1", "-q")
+    assert code == ExitCode.OK, err
+    if fmt == "sarif":
+        assert _untimed(json.loads(buffer.getvalue())) == _untimed(json.loads(out))
+        regions = [r["locations"][0]["physicalLocation"]["region"] for r in json.loads(out)["runs"][0]["results"]]
+        assert any(r["startLine"] > 1 for r in regions)  # the runs were found, not line 1 for want of them
+    else:
+        assert buffer.getvalue() == out
+    if fmt == "html":
+        assert "copy0.go" in out and "func " in out  # the side-by-side view holds the files' texts
+
+
+def test_write_report_names_what_it_refuses(tree: Path) -> None:
+    result = minhashdup.scan("src")
+    with pytest.raises(ConfigError, match=r"^fmt must be one of table, json, jsonl, csv, sarif, html \(got 'xml'\)$"):
+        minhashdup.write_report(result, "xml", io.StringIO())
+    with pytest.raises(ConfigError, match=r"^per must be 'pair' or 'cluster' \(got 'file'\)$"):
+        minhashdup.write_report(result, "sarif", io.StringIO(), per="file")
 
 
 def test_scan_with_the_ci_review_is_the_cli_scan(tree: Path) -> None:

@@ -3,6 +3,7 @@ gate decided."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
@@ -29,7 +30,6 @@ from minhashdup.cli.settings import config_option
 from minhashdup.config import Config
 from minhashdup.core.bands import candidate_probability
 from minhashdup.errors import ExitCode
-from minhashdup.report import render
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
@@ -74,9 +74,10 @@ def scan_command(
     review = review_from(options)
     result = minhashdup.scan(list(paths), config, review=review, progress=progress_factory(quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    extra = _report_inputs(result, fmt, sarif_per, config.workers)
     failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
-    write(lambda stream: render(result, fmt, stream, **extra), output)
+    # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
+    report = functools.partial(minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.workers)
+    write(lambda stream: report(stream, warn=result.warnings.append), output)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         _threshold_hint(config, quiet)
@@ -89,23 +90,6 @@ def scan_command(
     with stderr_may_close():
         click.echo(_gate_message(result, review), err=True)
     return ExitCode.PAIRS_FOUND
-
-
-def _report_inputs(result: Result, fmt: str, sarif_per: str, jobs: int) -> dict[str, Any]:
-    """What SARIF and HTML show beyond ``result``, computed before rendering (a renderer only
-    writes): the pairs' shared runs (``jobs`` processes lex the paired files), the files' texts,
-    where the project is; and SARIF's warning (cut to GitHub's limits) joins the scan's, shown
-    after the report."""
-    from minhashdup.analysis import regions  # pygments: only for these formats
-    from minhashdup.ci.git import locate
-
-    if fmt == "sarif":
-        project = locate(regions.shown_paths(result, sarif_per))
-        found = regions.pair_regions(result, jobs) if sarif_per == "pair" else []
-        return {"per": sarif_per, "project": project, "regions": found, "warn": result.warnings.append}
-    if fmt == "html":
-        return {"sources": regions.side_by_side(result, jobs)}
-    return {}
 
 
 def _gate_message(result: Result, review: Review) -> str:
