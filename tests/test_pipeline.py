@@ -147,7 +147,7 @@ def test_empty_tree_is_a_valid_scan(tmp_path: Path) -> None:
 
 def crash_on_marker(batch: Any) -> Any:
     """Stands in for the worker's batch function: dies like a killed process on marked files."""
-    for _, path in batch[0]:
+    for _, path, *_ in batch[0]:  # index, real path, bytes when read already
         if "KILL_WORKER" in Path(path).read_text():
             os._exit(9)
     # Pickled by name, this runs in a fresh worker, where _extract_batch is the real one.

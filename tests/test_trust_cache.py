@@ -74,12 +74,14 @@ def after_walk(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], None]]
     return arm
 
 
+@pytest.mark.parametrize("held", [True, False], ids=["held", "read-again"])
 @pytest.mark.parametrize("jobs", [1, 2], ids=["inline", "workers"])
 def test_a_file_changed_between_digest_and_lex_poisons_nothing(
-    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, pools: list[int], jobs: int
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, pools: list[int], jobs: int, held: bool
 ) -> None:
     # The scenario: a file is rewritten after the main process digested it and before
-    # it is lexed (in this process, or in a worker), then its old bytes are put back.
+    # it is lexed (in this process, or in a worker), then its old bytes are put back. The bytes
+    # read for the digest are lexed (held), or, past the budget, the file is read again.
     root = _tree(make_tree)
     target = root / "a.go"
     old, new = target.read_bytes(), (root / "b.go").read_bytes()
@@ -87,6 +89,8 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
     before = _fresh(root, config)
     if jobs > 1:
         monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    if not held:
+        monkeypatch.setattr(cached, "HELD_BYTES", 0)
     real = cached._digests
 
     def digest_then_rewrite(*args: Any) -> Any:
@@ -99,6 +103,15 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
     raced = scan([str(root)], config)
     assert bool(pools) == (jobs > 1)
     target.write_bytes(old)
+    if held:  # the rewrite came after the one read: the scan is of the bytes digested, and kept
+        assert _pairs(raced) == before and raced.warnings == [] and raced.stats.cache["result"] == 0
+        replayed = scan([str(root)], config)
+        assert _pairs(replayed) == before and replayed.stats.cache["result"] == 1
+        other = dataclasses.replace(config, threshold=0.2)  # no stored result: from the entries
+        from_entries = scan([str(root)], other)
+        assert _pairs(from_entries) == _fresh(root, other)
+        assert from_entries.stats.cache == {"hits": 4, "lexed": 0, "result": 0}
+        return
     restored = scan([str(root)], config)
     assert _pairs(restored) == before and restored.stats.cache["result"] == 0
     replayed = scan([str(root)], config)  # the result of a settled scan is kept, and right

@@ -5,7 +5,9 @@ It wraps two things and is threaded through neither:
 - extraction (:meth:`CachedFiles.around`): files -> :class:`Extracted`; the files whose
   content and settings were seen before come from the store (not read when their stat is
   unchanged, never lexed), the others go to the wrapped extractor, and what it lexed is stored
-  after, under the digest of the bytes it lexed;
+  after, under the digest of the bytes it lexed. A file is read once per scan: the bytes read
+  to digest a file the store does not know go to the extractor with it
+  (:class:`~minhashdup.source.extracted.ReadEntry`), up to :data:`HELD_BYTES` in all;
 - the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
   scan is as in an earlier one, that scan's result is the answer; a settled scan's result is
   stored for the next one.
@@ -24,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from minhashdup._version import __version__
-from minhashdup.config import Config
+from minhashdup.config import MIB, Config
 from minhashdup.core.hashing import content_digest
 from minhashdup.core.signature import Family
 from minhashdup.engine.base import Extractor
@@ -32,12 +34,17 @@ from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, default_d
 from minhashdup.engine.cache import Entry as CacheEntry
 from minhashdup.engine.codec import decode_result, encode_result
 from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
-from minhashdup.source.extracted import Extracted
+from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import read_regular_with_stat
 from minhashdup.source.walk import FileEntry
 
 #: Files named one by one in the warnings about files that changed during a scan.
 CHANGED_SHOWN = 10
+#: The most bytes, read to digest files, that a scan holds to hand them to the extractor (so
+#: that it does not read them again). Past it, a file's bytes are dropped once digested and the
+#: extractor reads it again (and a file changed in between is then warned of, as
+#: :func:`changed_warnings` says): the memory of a scan stays bounded on a huge tree.
+HELD_BYTES = 256 * MIB
 
 
 @contextlib.contextmanager
@@ -68,13 +75,14 @@ class CachedFiles:
         self.family = Family(config.seed, config.num_hashes)
         self._files: Sequence[FileEntry] | None = None
         self._keys: list[bytes | None] = []
+        self._held: dict[int, bytes] = {}  # index in _files -> the bytes its digest was taken of
         self._result_key: bytes | None = None
         self._settled = False  # extraction added no warning: the scan's result may be kept
 
     def keys(self, files: Sequence[FileEntry]) -> list[bytes | None]:
         """Each file's cache key (:func:`file_keys`), computed once for a list of files."""
         if files is not self._files:
-            self._files, self._keys = files, file_keys(self.store, files, self.config)
+            self._files, (self._keys, self._held) = files, file_keys(self.store, files, self.config)
         return self._keys
 
     def around(self, inner: Extractor) -> Extractor:
@@ -86,7 +94,7 @@ class CachedFiles:
             keys = self.keys(files)
             found = self._hits(keys)
             misses = [i for i, item in enumerate(found) if item is None]
-            for i, item in zip(misses, inner([files[i] for i in misses], warnings), strict=True):
+            for i, item in zip(misses, inner(self._handed(files, misses), warnings), strict=True):
                 found[i] = dataclasses.replace(item, index=i)
             changed = self._put(files, keys, found, misses)
             warnings.extend(changed_warnings([files[i].path for i in changed]))
@@ -111,6 +119,7 @@ class CachedFiles:
         stored = self.store.get_result(self._result_key)
         if stored is None:
             return None
+        self._held = {}  # nothing will be lexed
         doc, used = stored
         if self.store.stale(used):
             self.store.touch([k for k in keys if k is not None], result=self._result_key)
@@ -123,6 +132,12 @@ class CachedFiles:
         if self._result_key is not None and self._settled and storable(result):
             self.store.put_result(self._result_key, encode_result(result))
         return result
+
+    def _handed(self, files: Sequence[FileEntry], misses: list[int]) -> list[FileEntry]:
+        """The files to lex, each with the bytes its digest was taken of when they are held (a
+        :class:`ReadEntry`: not read again); this object holds them no longer."""
+        held, self._held = self._held, {}
+        return [ReadEntry.of(files[i], held[i]) if i in held else files[i] for i in misses]
 
     def _hits(self, keys: Sequence[bytes | None]) -> list[Extracted | None]:
         """Results for the files the cache knows; ``None`` where a file must be lexed. An entry
@@ -181,11 +196,11 @@ class CachedFiles:
         return changed
 
 
-def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> list[bytes | None]:
-    """Each file's cache key (content digest and what shapes its shingles); ``None`` for files
-    that cannot be read."""
-    digests = _digests(store, files, config.max_size)
-    return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)]
+def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
+    """Each file's cache key (content digest and what shapes its shingles), ``None`` for files
+    that cannot be read; and the bytes read for them, by index (see :func:`_digests`)."""
+    digests, held = _digests(store, files, config.max_size)
+    return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)], held
 
 
 def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
@@ -194,8 +209,9 @@ def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None
     return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
 
 
-def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[bytes | None]:
-    """Content digest of each file: from the cache when its stat is unchanged, else read.
+def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> tuple[list[bytes | None], dict[int, bytes]]:
+    """Content digest of each file: from the cache when its stat is unchanged, else read; and
+    the bytes read, by index, in walk order while they fit in :data:`HELD_BYTES`.
 
     ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
     error): the workers report those. A digest read here is remembered for the walk's stat
@@ -206,8 +222,10 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[by
     seen = store.get_stats([f.real for f in files])
     out: list[bytes | None] = []
     fresh = []
+    held: dict[int, bytes] = {}
+    room = HELD_BYTES
     settled = time.time() - RACY_SECONDS
-    for entry in files:
+    for i, entry in enumerate(files):
         walked = (entry.size, entry.mtime_ns, entry.inode)
         known = seen.get(entry.real)
         if known is not None and known[:3] == walked and entry.mtime_ns:
@@ -222,12 +240,14 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> list[by
             continue
         digest = content_digest(data)
         out.append(digest)
+        if len(data) <= room:
+            held[i], room = data, room - len(data)
         unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
         if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
             fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
     if fresh:
         store.put_stats(fresh)
-    return out
+    return out, held
 
 
 def changed_warnings(paths: Sequence[str]) -> list[str]:

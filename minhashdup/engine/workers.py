@@ -1,6 +1,8 @@
 """Extraction over the local process pool: :func:`minhashdup.source.extract.extract_file` for
 many files, in batches, largest first, with a file that kills its worker isolated and reported
-(the pool itself: :mod:`minhashdup.engine.parallel`).
+(the pool itself: :mod:`minhashdup.engine.parallel`). A file whose bytes were read already
+(:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
+and is not read again.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
-from minhashdup.source.extracted import Extracted
+from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.walk import FileEntry
 
 #: Below this many bytes in total, worker processes cost more than they save.
@@ -22,13 +24,23 @@ _INLINE_BYTES = 256 * 1024
 #: After this many worker deaths in one scan, the rest is lexed in the main process.
 MAX_WORKER_DEATHS = 10
 
-_Batch = tuple[tuple[tuple[int, str], ...], int, "Family | None", str, float, int]
+#: One file of a batch: its index, its real path and its bytes when they were read already.
+_Item = tuple[int, str, "bytes | None"]
+_Batch = tuple[tuple[_Item, ...], int, "Family | None", str, float, int]
 
 
 def _extract_batch(batch: _Batch) -> list[Extracted]:
     items, shingle, family, engine, timeout, max_size = batch
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
-    return [extract.extract_file(index, path, shingle, family, engine, timeout, max_size) for index, path in items]
+    return [
+        extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data)
+        for index, path, data in items
+    ]
+
+
+def _item(files: Sequence[FileEntry], index: int) -> _Item:
+    entry = files[index]
+    return index, entry.real, entry.data if isinstance(entry, ReadEntry) else None
 
 
 def extract_all(
@@ -48,7 +60,8 @@ def extract_all(
     ``index`` into ``files``); callers that need determinism order by index.
 
     Args:
-        files: what to read (``real`` paths are opened).
+        files: what to read (``real`` paths are opened, except for a :class:`ReadEntry`:
+            its ``data`` is lexed).
         shingle: tokens per shingle.
         workers: processes asked for; 1 runs in this process. No more are started than
             there are usable cores or batches of files (:func:`minhashdup.engine.parallel.pool_size`).
@@ -89,7 +102,8 @@ def _inline(
     max_size: int,
 ) -> Iterator[Extracted]:
     for index in indices:
-        yield extract.extract_file(index, files[index].real, shingle, family, engine, timeout, max_size)
+        _, path, data = _item(files, index)
+        yield extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data)
         if on_done:
             on_done(1)
 
@@ -158,7 +172,7 @@ class _Workers:
                     done += 1
                     yield result
         except BrokenProcessPool:
-            ((index, _),), *_ = singles[done]
+            ((index, _, _),), *_ = singles[done]
             died = "the worker process died on this file"
             yield [Extracted(index, extract.NONE, skip=SkipReason.LEX_ERROR, detail=died)]
             self.deaths += 1
@@ -184,4 +198,4 @@ def _batches(
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple((i, files[i].real) for i in order[start : start + size]), shingle, family, engine, timeout, max_size
+        yield tuple(_item(files, i) for i in order[start : start + size]), shingle, family, engine, timeout, max_size

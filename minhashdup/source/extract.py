@@ -67,6 +67,7 @@ def extract_file(
     engine: str = "fast",
     timeout: float = 0.0,
     max_size: int = 1024 * 1024,  # as walk's: source/ sits below config and imports none of it
+    data: bytes | None = None,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
@@ -74,25 +75,24 @@ def extract_file(
     spread over the lexing processes instead of waiting for all files. A file whose lexing takes more than
     ``timeout`` seconds (0: no limit; see :func:`deadline`) is skipped as a ``lex-error``.
     Only a regular file is read, without waiting (a FIFO put in its place is ``unreadable``),
-    and at most ``max_size`` bytes of it (a file grown past that is ``too-large``). The
-    result carries the digest of the bytes read, for the cache.
+    and at most ``max_size`` bytes of it (a file grown past that is ``too-large``). With
+    ``data`` (the file's bytes, read already by the caller), ``path`` is not read: ``data`` is
+    lexed, under the same checks (size, NUL bytes). The result carries the digest of the bytes
+    lexed, for the cache.
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
         'Go'
     """
     t0 = time.process_time()
-    try:
-        data = read_regular(path, max_size, follow=False)  # path: resolved by the walk
-    except TooLargeError:
-        detail = f"grew over --max-size ({max_size} bytes) during the scan"
-        return Extracted(index, NONE, skip=SkipReason.TOO_LARGE, detail=detail)
-    except OSError as err:  # NotRegularFileError too: a FIFO or device swapped in after the walk
-        return Extracted(index, NONE, skip=SkipReason.UNREADABLE, detail=err.strerror or str(err))
-    digest = content_digest(data)
-    if b"\0" in data:
+    content = _content(path, max_size, data)
+    if isinstance(content, tuple):
+        skip, detail = content
+        return Extracted(index, NONE, skip=skip, detail=detail)
+    digest = content_digest(content)
+    if b"\0" in content:
         return Extracted(index, NONE, skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
-    text, not_utf8 = decode(data)
+    text, not_utf8 = decode(content)
     t1 = time.process_time()
     try:
         with deadline(timeout):
@@ -113,3 +113,18 @@ def extract_file(
     t4 = time.process_time()
     cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
     return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu, digest)
+
+
+def _content(path: str, max_size: int, data: bytes | None) -> bytes | tuple[SkipReason, str]:
+    """The bytes to lex: ``data`` when given, else those of the file at ``path``; or why there
+    are none (a skip reason and its detail)."""
+    if data is not None:
+        if len(data) > max_size:
+            return SkipReason.TOO_LARGE, f"over --max-size ({max_size} bytes)"
+        return data
+    try:
+        return read_regular(path, max_size, follow=False)  # path: resolved by the walk
+    except TooLargeError:
+        return SkipReason.TOO_LARGE, f"grew over --max-size ({max_size} bytes) during the scan"
+    except OSError as err:  # NotRegularFileError too: a FIFO or device swapped in after the walk
+        return SkipReason.UNREADABLE, err.strerror or str(err)
