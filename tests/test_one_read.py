@@ -131,3 +131,29 @@ def test_extract_file_lexes_the_bytes_given_under_the_same_checks() -> None:
     assert (large.skip, large.detail) == (SkipReason.TOO_LARGE, f"over --max-size ({len(data) - 1} bytes)")
     binary = extract_file(0, path, 5, data=data + b"\0")
     assert (binary.skip, binary.digest) == (SkipReason.BINARY, content_digest(data + b"\0"))
+
+
+def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fresh clone of a tree the cache knows (new stats, same bytes): every file is read for
+    # its digest and found in the store; holding their bytes would only cost memory.
+    import shutil
+
+    root = _tree(make_tree)
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    scan([str(root)], config)
+    clone = root.parent / "clone"
+    shutil.copytree(root, clone)
+    (clone / "f4.go").write_text((clone / "f4.go").read_text().replace("\n\n", "\n// x\n\n", 1))
+    held: list[set[str]] = []
+    real = cached._digests
+
+    def spying(store: Any, files: Any, *args: Any) -> Any:
+        digests, kept = real(store, files, *args)
+        held.append({Path(files[i].path).name for i in kept})
+        return digests, kept
+
+    monkeypatch.setattr(cached, "_digests", spying)
+    monkeypatch.setattr(cached, "_CHECKED", 2)  # several lookups, a partial one last
+    result = scan([str(clone)], dataclasses.replace(config, threshold=0.31))
+    assert result.stats.cache == {"hits": 4, "lexed": 1, "result": 0}
+    assert held == [{"f4.go"}]  # the changed file, to be lexed; not the four the cache knows

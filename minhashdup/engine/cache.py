@@ -220,6 +220,10 @@ class Cache:
             for key, lexer, tokens, not_utf8, skip, detail, blob, used in self._select(sql, keys)
         }
 
+    def known(self, keys: Sequence[bytes]) -> set[bytes]:
+        """Which of ``keys`` have an entry (nothing else is read)."""
+        return {key for (key,) in self._select("SELECT key FROM files WHERE key IN ({})", keys)}
+
     def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
         """Store entries, used now (one transaction)."""
         stamp = now()
@@ -246,10 +250,8 @@ class Cache:
         nothing, except once a day."""
         stamp = now()
         statements: list[tuple[str, list[Any] | None]] = []
-        for start in range(0, len(keys), _BATCH):
-            chunk = list(keys[start : start + _BATCH])
-            sql = f"UPDATE used SET used = ? WHERE key IN ({','.join('?' * len(chunk))})"
-            statements.append((sql, [(stamp, *chunk)]))
+        if keys:
+            statements.append(("UPDATE used SET used = ? WHERE key = ?", [(stamp, key) for key in keys]))
         if result is not None:
             statements.append(("UPDATE results SET used = ? WHERE key = ?", [(stamp, result)]))
         if statements:

@@ -199,7 +199,7 @@ class CachedFiles:
 def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
     """Each file's cache key (content digest and what shapes its shingles), ``None`` for files
     that cannot be read; and the bytes read for them, by index (see :func:`_digests`)."""
-    digests, held = _digests(store, files, config.max_size)
+    digests, held = _digests(store, files, config)
     return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)], held
 
 
@@ -209,9 +209,11 @@ def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None
     return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
 
 
-def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> tuple[list[bytes | None], dict[int, bytes]]:
+def _digests(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
     """Content digest of each file: from the cache when its stat is unchanged, else read; and
-    the bytes read, by index, in walk order while they fit in :data:`HELD_BYTES`.
+    the bytes read of the files the store does not know, by index, in walk order while they fit
+    in :data:`HELD_BYTES` (checked :data:`_CHECKED` files at a time: a fresh clone of a cached
+    tree, all hits, holds no more than that).
 
     ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
     error): the workers report those. A digest read here is remembered for the walk's stat
@@ -223,6 +225,7 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> tuple[l
     out: list[bytes | None] = []
     fresh = []
     held: dict[int, bytes] = {}
+    pending: dict[int, bytes] = {}  # read, not yet looked up in the store
     room = HELD_BYTES
     settled = time.time() - RACY_SECONDS
     for i, entry in enumerate(files):
@@ -234,20 +237,49 @@ def _digests(store: Cache, files: Sequence[FileEntry], max_size: int) -> tuple[l
                 fresh.append((entry.real, *walked, known[3]))
             continue
         try:
-            data, after = read_regular_with_stat(entry.real, max_size, follow=False)
+            data, after = read_regular_with_stat(entry.real, config.max_size, follow=False)
         except OSError:
             out.append(None)
             continue
         digest = content_digest(data)
         out.append(digest)
         if len(data) <= room:
-            held[i], room = data, room - len(data)
+            pending[i], room = data, room - len(data)
+            if len(pending) >= _CHECKED:
+                room += _keep_misses(store, files, out, pending, held, config)
         unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
         if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
             fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
+    _keep_misses(store, files, out, pending, held, config)
     if fresh:
         store.put_stats(fresh)
     return out, held
+
+
+#: Files read for their digest between two lookups of which the store already knows.
+_CHECKED = 256
+
+
+def _keep_misses(
+    store: Cache,
+    files: Sequence[FileEntry],
+    digests: Sequence[bytes | None],
+    pending: dict[int, bytes],
+    held: dict[int, bytes],
+    config: Config,
+) -> int:
+    """Move into ``held`` the ``pending`` bytes of files the store does not know (they will be
+    lexed), drop the others; returns the bytes dropped."""
+    keys = {i: _key(files[i], digests[i], config) for i in pending}
+    known = store.known([k for k in keys.values() if k is not None])
+    dropped = 0
+    for i, data in pending.items():
+        if keys[i] in known:
+            dropped += len(data)
+        else:
+            held[i] = data
+    pending.clear()
+    return dropped
 
 
 def changed_warnings(paths: Sequence[str]) -> list[str]:
