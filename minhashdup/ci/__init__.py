@@ -1,1 +1,2 @@
-"""The CI review: baselines, changed files from git, the gate."""
+"""The CI review: baselines (``baseline``), what changed and where the project is (``git``),
+known and new pairs and the gate (``review``)."""

@@ -10,6 +10,8 @@ Where to look:
   patterns; ``patterns``: what those rules' regular expressions allow.
 - ``extract``: one file to its shingles (read, reject binaries, lex, shingle);
   ``extracted``: what that gives back.
+- ``safeio``: reading a file of an untrusted tree (regular files only, never blocking, never
+  more than ``max_size`` bytes).
 - ``paths``: the path arguments the library takes.
 
 Imports go one way: ``tokens`` -> ``fastlex`` -> ``patterns``, ``significant``; ``walk`` ->
