@@ -31,11 +31,11 @@ from minhashdup.analysis.evaluate import evaluate as _evaluate
 from minhashdup.analysis.tuning import Tuning, tuning
 from minhashdup.ci import review as _review
 from minhashdup.ci.review import Review
-from minhashdup.config import Config, check_whole, usable_cores
+from minhashdup.config import Config, usable_cores
 from minhashdup.core.sketch import LSHIndex, MinHash
 from minhashdup.engine import pipeline as _pipeline
 from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
-from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError
+from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
 from minhashdup.result import Cluster, Pair, Result, Stats
 from minhashdup.source.paths import PathArg, PathsArg, path_list
 

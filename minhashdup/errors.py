@@ -68,3 +68,63 @@ class InputPathError(MinhashdupError):
 
 class ScanLimitError(MinhashdupError):
     """A scan would hold more verified pairs than ``--max-verified`` allows."""
+
+
+# The checks every layer shares: each raises a ConfigError naming the parameter.
+
+
+def check_whole(name: str, value: object, low: int, high: int) -> None:
+    """Refuse ``value`` unless it is an ``int`` (not a bool) from ``low`` to ``high``.
+
+    Raises:
+        ConfigError: naming the parameter ``name`` and the range.
+
+    Example:
+        >>> check_whole("repeats", 0, 1, 1000)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: repeats must be between 1 and 1000 (got 0)
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError("{0} must be a whole number (got {value!r})", name, value=value)
+    if not low <= value <= high:
+        raise ConfigError("{0} must be between {low} and {high} (got {value})", name, low=low, high=high, value=value)
+
+
+def check_share(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is a number above 0 and below 1.
+
+    Raises:
+        ConfigError: naming the parameter ``name`` and the range.
+
+    Example:
+        >>> check_share("min_recall", 1.0)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: min_recall must be above 0 and below 1 (got 1)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", name, value=value)
+    if not 0 < value < 1:  # NaN too
+        raise ConfigError("{0} must be above 0 and below 1 (got {value:g})", name, value=value)
+
+
+def check_threshold(value: object, name: str = "threshold") -> None:
+    """Refuse a similarity threshold unless it is above 0 and at most 1; a percentage gets a hint.
+
+    Raises:
+        ConfigError: naming the parameter and, for 1 < value <= 100, the share it may have meant.
+
+    Example:
+        >>> check_threshold(80)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: threshold must be above 0 and at most 1 (got 80; did you mean 0.8?)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", name, value=value)
+    if value != value:  # NaN
+        raise ConfigError("{0} must be a number between 0 and 1 (got nan)", name)
+    if not 0.0 < value <= 1.0:
+        hint = f"; did you mean {value / 100:g}?" if 1 < value <= 100 else ""
+        raise ConfigError("{0} must be above 0 and at most 1 (got {value:g}{hint})", name, value=value, hint=hint)

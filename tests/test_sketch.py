@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minhashdup
-from minhashdup import Config, collect
+from minhashdup import Config, ConfigError, collect
 from minhashdup.core import signature
 from minhashdup.core.bands import band_keys, candidate_pairs, candidate_probability
 from minhashdup.core.sketch import LSHIndex, MinHash
@@ -138,7 +138,14 @@ def test_an_index_takes_bands_and_rows_or_a_threshold() -> None:
     assert (LSHIndex().bands, LSHIndex().rows) == (12, 4)
     with pytest.raises(ValueError, match="not both"):
         LSHIndex(bands=4, threshold=0.5)
-    with pytest.raises(ValueError, match=r"^threshold must be a number above 0 and at most 1 \(got 80\)$"):
+    # Checked as tune checks them: the same errors (ConfigError, a ValueError), the same words.
+    with pytest.raises(ConfigError, match=r"^threshold must be above 0 and at most 1 \(got 80; did you mean 0.8\?\)$"):
         LSHIndex(threshold=80)
-    with pytest.raises(ValueError, match="raise max_hashes or lower min_recall"):
+    with pytest.raises(ConfigError, match="raise max_hashes or lower min_recall"):
         LSHIndex(threshold=0.5, max_hashes=2)
+    for bad in ({"max_hashes": 10_000}, {"min_recall": 1.0}, {"bits": 0}):
+        with pytest.raises(ConfigError) as from_index:
+            LSHIndex(threshold=0.5, **bad)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError) as from_tune:
+            minhashdup.tune(threshold=0.5, **bad)  # type: ignore[arg-type]
+        assert str(from_index.value) == str(from_tune.value)

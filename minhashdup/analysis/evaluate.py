@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.config import Config, check_share, check_whole
+from minhashdup.config import Config
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
 from minhashdup.core.pairs import Corpus, Prepared
 from minhashdup.core.runs import pair_codes, pairs_among
 from minhashdup.core.signature import Family
 from minhashdup.engine.pipeline import lsh_candidates, prepare, rep_signatures
+from minhashdup.errors import check_share, check_whole
 
 #: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
 #: in a bin strays from P(s) by several points on a real tree (families of similar files win

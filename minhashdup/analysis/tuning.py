@@ -6,12 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from minhashdup.config import check_share, check_threshold, check_whole
-from minhashdup.core.bands import TUNE_SIMILARITIES, Choice, most_selective, recommend
+from minhashdup.core.bands import MAX_HASHES, TUNE_SIMILARITIES, Choice, most_selective, recommend
 from minhashdup.core.bands import tune as settings_for
-
-#: The most hashes a scan's signature may hold (``bands * rows``, see :class:`~minhashdup.config.Config`).
-MAX_HASHES = 8192
+from minhashdup.errors import check_share, check_threshold, check_whole
 
 
 @dataclasses.dataclass(frozen=True)

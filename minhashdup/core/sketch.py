@@ -14,6 +14,7 @@ import numpy.typing as npt
 from minhashdup.core import bands as banding
 from minhashdup.core import signature as sig
 from minhashdup.core.hashing import UInt64Array, hash_bytes, hash_text
+from minhashdup.errors import ConfigError, check_share, check_threshold, check_whole
 
 
 def item_hash(item: str | bytes) -> int:
@@ -338,18 +339,22 @@ class LSHIndex:
 
 
 def _tuned(threshold: float, max_hashes: int, min_recall: float, bits: int) -> tuple[int, int]:
-    """The (bands, rows) ``tune`` recommends for ``threshold``."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be a number above 0 and at most 1 (got {threshold!r})")
-    if isinstance(min_recall, bool) or not isinstance(min_recall, (int, float)) or not 0 < min_recall < 1:
-        raise ValueError(f"min_recall must be a number above 0 and below 1 (got {min_recall!r})")
-    _check_whole("max_hashes", max_hashes, 2, 2**16)
-    _check_whole("bits", bits, 1, 64)
+    """The (bands, rows) ``tune`` recommends for ``threshold``, its arguments checked as ``tune``
+    checks them (:class:`~minhashdup.errors.ConfigError`, a ``ValueError``, naming each)."""
+    check_threshold(threshold)
+    check_whole("bits", bits, 1, 64)
+    check_whole("max_hashes", max_hashes, 2, banding.MAX_HASHES)
+    check_share("min_recall", min_recall)
     best = banding.recommend(banding.tune(threshold, max_hashes, min_recall, bits), min_recall)
     if best is None:
-        raise ValueError(
-            f"no bands x rows within max_hashes={max_hashes} reach min_recall={min_recall:g} at threshold"
-            f" {threshold:g}; raise max_hashes or lower min_recall"
+        raise ConfigError(
+            "no bands x rows within {0}={max_hashes} reach {1}={min_recall:g} at threshold {threshold:g};"
+            " raise max_hashes or lower min_recall",
+            "max_hashes",
+            "min_recall",
+            max_hashes=max_hashes,
+            min_recall=min_recall,
+            threshold=threshold,
         )
     return best.bands, best.rows
 
