@@ -17,7 +17,7 @@ import pytest
 import minhashdup.report
 from minhashdup import Config, scan
 from minhashdup.analysis import compare, regions
-from minhashdup.analysis.regions import Project, SideBySide
+from minhashdup.analysis.regions import Project
 from minhashdup.ci.git import locate
 from minhashdup.engine import parallel
 from minhashdup.report import render
@@ -154,15 +154,6 @@ def test_the_comparison_table_shows_the_texts_it_is_given(families: Path, monkey
     assert line not in bare.getvalue() and line[:30] in full.getvalue()  # a line of the longest run
     assert "╭" not in bare.getvalue() and full.getvalue().count("╭") == 2 * min(3, len(found.runs))  # the panels
     assert bare.getvalue() in full.getvalue()  # the side by side comes after the same summary and table
-
-
-def test_an_empty_side_by_side_is_the_page_without_sources(families: Path) -> None:
-    result = _scan(families)
-    without, empty = io.StringIO(), io.StringIO()
-    render_html(result, without)
-    render_html(result, empty, sources=regions.without_sources(result))
-    assert without.getvalue() == empty.getvalue()
-    assert regions.without_sources(result) == SideBySide({}, {}, 12)
 
 
 def test_project_names_files_relative_to_its_root(tmp_path: Path) -> None:

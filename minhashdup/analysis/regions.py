@@ -115,11 +115,6 @@ def side_by_side(result: Result, jobs: int = 1, budget: int = MAX_SOURCE_CHARS) 
     return SideBySide(texts, {k: f for k, f in enumerate(found) if f is not None}, left_out)
 
 
-def without_sources(result: Result) -> SideBySide:
-    """The side-by-side view with no text and no run: every paired file left out."""
-    return SideBySide({}, {}, len({path for p in result.pairs for path in (p.a, p.b)}))
-
-
 def _shingle(result: Result) -> int:
     return int(result.params.get("shingle", 5))
 

@@ -79,7 +79,7 @@ def cache_prune(cache_dir: str | None, older_than: float, max_size: int, fmt: st
     """Drop the entries not used lately, then the least recently used until the cache fits
     in --max-size. A scan does this with the defaults once a day, sparing what it used that day.
     """
-    check_limits(older_than, max_size, ("--older-than", "--max-size"))
+    check_limits(older_than, max_size)  # its messages name --older-than and --max-size (cli.options.flag)
     with _cache(cache_dir) as store:
         pruned = store.prune(older_than, max_size)
         if pruned is None:

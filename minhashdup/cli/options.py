@@ -31,6 +31,8 @@ _FLAGS = {
     "changed_files": "--files-from",
     "gitignore": "--no-gitignore",
     "cache": "--no-cache",
+    "older_than_days": "--older-than",  # cache prune
+    "max_bytes": "--max-size",
 }
 
 

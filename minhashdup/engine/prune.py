@@ -16,7 +16,6 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +61,20 @@ class Pruned:
         return doc
 
 
-def check_limits(
-    older_than_days: float, max_bytes: int, names: Sequence[str] = ("older_than_days", "max_bytes")
-) -> None:
+def check_limits(older_than_days: float, max_bytes: int) -> None:
     """Refuse limits that mean nothing.
 
     Raises:
         ConfigError: ``older_than_days`` is negative or not a finite number, or ``max_bytes``
-            is negative; the message names the parameter as ``names`` spells it.
+            is negative; the message names the parameter.
     """
+    days = "older_than_days"
     if isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float)):
-        raise ConfigError(f"{names[0]} must be a number of days (got {older_than_days!r})")
+        raise ConfigError("{0} must be a number of days (got {value!r})", days, value=older_than_days)
     if not (math.isfinite(older_than_days) and older_than_days >= 0):
-        raise ConfigError(f"{names[0]} must be a number of days, 0 or more (got {older_than_days:g})")
+        raise ConfigError("{0} must be a number of days, 0 or more (got {value:g})", days, value=older_than_days)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
-        raise ConfigError(f"{names[1]} must be a size in bytes, 0 or more (got {max_bytes!r})")
+        raise ConfigError("{0} must be a size in bytes, 0 or more (got {value!r})", "max_bytes", value=max_bytes)
 
 
 def run(
