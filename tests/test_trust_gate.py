@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import minhashdup
 from minhashdup.ci import baseline as baselines
 from minhashdup.ci.git import real
+from minhashdup.errors import ScanLimitError
 from minhashdup.result import Group, Pair, Result, Stats
 
 from .conftest import go_file, near_copy, render_go, run
@@ -152,6 +154,12 @@ def test_max_verified_stops_a_scan_of_a_near_copy_family(tmp_path: Path) -> None
     assert err == (
         "minhashdup: error: 1,770 verified pairs exceed --max-verified 1,000 (about 0 MiB);"
         " raise --threshold, narrow the PATHS, or raise --max-verified\n"
+    )
+    with pytest.raises(ScanLimitError) as raised:  # the library names its parameters
+        minhashdup.scan(str(tree), exact=True, max_verified=1000)
+    assert str(raised.value) == (
+        "1,770 verified pairs exceed max_verified 1,000 (about 0 MiB); raise threshold, narrow the paths,"
+        " or raise max_verified"
     )
     code, out, err = run("scan", str(tree), "--exact", "--max-verified", "1770", "-f", "json", "-q")
     assert code == 0, err

@@ -31,6 +31,7 @@ _FLAGS = {
     "changed_files": "--files-from",
     "gitignore": "--no-gitignore",
     "cache": "--no-cache",
+    "paths": "PATHS",
     "older_than_days": "--older-than",  # cache prune
     "max_bytes": "--max-size",
 }

@@ -165,19 +165,24 @@ def named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
 
 
 def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
-    """Refuse to list more pair rows than ``limit`` (``--max-verified``): a family of thousands
+    """Refuse to list more pair rows than ``limit`` (``max_verified``): a family of thousands
     of near copies (none identical) has millions of verified pairs, each a row.
 
     Raises:
-        ScanLimitError: more rows than ``limit``.
+        ScanLimitError: more rows than ``limit``; the message names the parameters to change.
     """
     sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
     across = sizes[ok[:, 0]] * sizes[ok[:, 1]] if len(ok) else np.zeros(0, dtype=np.int64)
     rows = sum(g.pairs_listed for g in groups) + int(np.where(across <= MAX_LISTED_PAIRS, across, 1).sum())
     if rows > limit:
         raise ScanLimitError(
-            f"{rows:,} verified pairs exceed --max-verified {limit:,} (about {rows * 250 // 2**20:,} MiB);"
-            " raise --threshold, narrow the PATHS, or raise --max-verified"
+            "{rows:,} verified pairs exceed {0} {limit:,} (about {mib:,} MiB); raise {1}, narrow the {2}, or raise {0}",
+            "max_verified",
+            "threshold",
+            "paths",
+            rows=rows,
+            limit=limit,
+            mib=rows * 250 // 2**20,
         )
 
 
