@@ -166,6 +166,15 @@ def test_max_verified_stops_a_scan_of_a_near_copy_family(tmp_path: Path) -> None
     assert json.loads(out)["stats"]["verified_pairs"] == 1770
 
 
+def test_a_stored_result_is_not_replayed_past_a_lower_max_verified(tmp_path: Path) -> None:
+    tree = _near_copies(tmp_path / "t", 60)
+    cache = tmp_path / "cache"
+    assert minhashdup.scan(str(tree), exact=True, cache_dir=cache).stats.verified_pairs == 1770
+    assert minhashdup.scan(str(tree), exact=True, cache_dir=cache).stats.cache["result"] == 1  # replayed
+    with pytest.raises(ScanLimitError, match="^1,770 verified pairs exceed max_verified 1,000"):
+        minhashdup.scan(str(tree), exact=True, cache_dir=cache, max_verified=1000)
+
+
 def test_a_found_config_cannot_raise_max_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _copies(tmp_path / "src", 2)
     (tmp_path / "pyproject.toml").write_text("[tool.minhashdup]\nmax-verified = 100000000\n")

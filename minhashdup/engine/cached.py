@@ -305,6 +305,7 @@ def result_key(
     """The key of a scan's result; every input that can change the result goes into it."""
     h = hashlib.blake2b(digest_size=20)
     head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
+    head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
     h.update(json.dumps(head, sort_keys=True).encode())
     for entry, key in zip(files, keys, strict=True):
         h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
