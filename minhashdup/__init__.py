@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -208,8 +209,15 @@ def _report_inputs(
     if fmt == "sarif":
         project = locate(regions.shown_paths(result, per))
         found = regions.pair_regions(result, workers) if per == "pair" else []
-        return {"per": per, "project": project, "regions": found, "warn": warn}
+        return {"per": per, "project": project, "regions": found, "warn": warn or _warn_caller}
     return {"sources": regions.side_by_side(result, workers)}
+
+
+def _warn_caller(message: str) -> None:
+    """:func:`warnings.warn` at the line that called :func:`write_report`: this function, the
+    SARIF renderer, :func:`minhashdup.report.render` and :func:`write_report` are the 4 frames
+    above it."""
+    warnings.warn(message, stacklevel=5)
 
 
 def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed: int = 1, bits: int = 64) -> Comparison:

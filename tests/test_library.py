@@ -19,6 +19,7 @@ from minhashdup import Config, ConfigError
 from minhashdup.engine import parallel
 from minhashdup.engine import workers as extract_module
 from minhashdup.errors import ExitCode
+from minhashdup.report import sarif
 
 from .conftest import GIT_ENV, TreeFactory, go_file, near_copy, render_go, run
 
@@ -84,6 +85,18 @@ def test_write_report_is_the_cli_report(tree: Path, fmt: str) -> None:
         assert buffer.getvalue() == out
     if fmt == "html":
         assert "copy0.go" in out and "func " in out  # the side-by-side view holds the files' texts
+
+
+def test_write_report_warns_at_the_callers_line(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A SARIF log cut to GitHub's limits is a warning (warnings.warn by default) attributed to
+    # the line that called write_report, as any library warning is: not to a line inside the
+    # package (where a filter by module, or -W error::UserWarning:mymodule, would never match).
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 1)
+    result = minhashdup.scan("src", threshold=0.6)
+    assert len(result.pairs) > 1
+    with pytest.warns(UserWarning, match=r"^SARIF truncated: 1 of \d+ results kept") as caught:
+        minhashdup.write_report(result, "sarif", io.StringIO())
+    assert [w.filename for w in caught] == [__file__]
 
 
 def test_write_report_names_what_it_refuses(tree: Path) -> None:

@@ -157,3 +157,28 @@ def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeyp
     result = scan([str(clone)], dataclasses.replace(config, threshold=0.31))
     assert result.stats.cache == {"hits": 4, "lexed": 1, "result": 0}
     assert held == [{"f4.go"}]  # the changed file, to be lexed; not the four the cache knows
+
+
+@pytest.mark.parametrize("checked", [2, 256], ids=["full-lookups", "budget-full-first"])
+def test_the_bytes_of_files_found_in_the_store_give_their_room_back(
+    make_tree: TreeFactory, reads: Counter[str], monkeypatch: pytest.MonkeyPatch, checked: int
+) -> None:
+    # A fresh clone of a cached tree whose last file changed: the files read before it, all in
+    # the store, fill the budget while they wait for their lookup; once found there, their
+    # bytes are dropped and their room is free again for the file to lex. The lookup comes
+    # when _CHECKED files wait, or when the budget is full before that (with larger files or
+    # a larger --max-size, fewer than _CHECKED files fill it).
+    import shutil
+
+    root = _tree(make_tree)
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    scan([str(root)], config)
+    clone = root.parent / "clone"
+    shutil.copytree(root, clone)
+    (clone / "f4.go").write_text((clone / "f4.go").read_text().replace("\n\n", "\n// x\n\n", 1))
+    monkeypatch.setattr(cached, "HELD_BYTES", 2 * SIZE + SIZE // 2)  # two files wait, in walk order
+    monkeypatch.setattr(cached, "_CHECKED", checked)
+    reads.clear()
+    result = scan([str(clone)], dataclasses.replace(config, threshold=0.31))
+    assert result.stats.cache == {"hits": 4, "lexed": 1, "result": 0} and result.warnings == []
+    assert reads == Counter(NAMES)  # f4.go too: the bytes read for its digest are the bytes lexed

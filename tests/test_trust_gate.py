@@ -171,7 +171,7 @@ def test_a_stored_result_is_not_replayed_past_a_lower_max_verified(tmp_path: Pat
     cache = tmp_path / "cache"
     assert minhashdup.scan(str(tree), exact=True, cache_dir=cache).stats.verified_pairs == 1770
     assert minhashdup.scan(str(tree), exact=True, cache_dir=cache).stats.cache["result"] == 1  # replayed
-    with pytest.raises(ScanLimitError, match="^1,770 verified pairs exceed max_verified 1,000"):
+    with pytest.raises(ScanLimitError, match=r"^1,770 verified pairs exceed max_verified 1,000"):
         minhashdup.scan(str(tree), exact=True, cache_dir=cache, max_verified=1000)
 
 

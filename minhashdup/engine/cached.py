@@ -212,8 +212,9 @@ def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None
 def _digests(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
     """Content digest of each file: from the cache when its stat is unchanged, else read; and
     the bytes read of the files the store does not know, by index, in walk order while they fit
-    in :data:`HELD_BYTES` (checked :data:`_CHECKED` files at a time: a fresh clone of a cached
-    tree, all hits, holds no more than that).
+    in :data:`HELD_BYTES` (checked :data:`_CHECKED` files at a time, or sooner when the bytes
+    waiting fill the budget: a fresh clone of a cached tree, all hits, holds no more than that,
+    and its hits never take the room of a file to lex).
 
     ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
     error): the workers report those. A digest read here is remembered for the walk's stat
@@ -243,6 +244,8 @@ def _digests(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[
             continue
         digest = content_digest(data)
         out.append(digest)
+        if len(data) > room and pending:  # the budget is full of bytes not looked up yet: some may be hits
+            room += _keep_misses(store, files, out, pending, held, config)
         if len(data) <= room:
             pending[i], room = data, room - len(data)
             if len(pending) >= _CHECKED:
