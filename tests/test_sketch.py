@@ -143,6 +143,9 @@ def test_an_index_takes_bands_and_rows_or_a_threshold() -> None:
         LSHIndex(threshold=80)
     with pytest.raises(ConfigError, match="raise max_hashes or lower min_recall"):
         LSHIndex(threshold=0.5, max_hashes=2)
+    numpy = LSHIndex(threshold=np.float32(0.5), max_hashes=np.int64(64), min_recall=np.float64(0.99), bits=np.int8(8))
+    plain = LSHIndex(threshold=0.5, max_hashes=64, bits=8)
+    assert (numpy.bands, numpy.rows) == (plain.bands, plain.rows)
     for bad in ({"max_hashes": 10_000}, {"min_recall": 1.0}, {"bits": 0}):
         with pytest.raises(ConfigError) as from_index:
             LSHIndex(threshold=0.5, **bad)  # type: ignore[arg-type]

@@ -76,7 +76,7 @@ def scan_command(
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
     # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
-    report = functools.partial(minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.workers)
+    report = functools.partial(minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.jobs)
     write(lambda stream: report(stream, warn=result.warnings.append), output)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import distinct, rows, runs
+from minhashdup.core.runs import ROW_BLOCK, distinct, rows, runs
 from minhashdup.core.shingles import intersection_size
 
 IntArray = npt.NDArray[np.int64]
@@ -39,10 +39,11 @@ def verify(
     """
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
     common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
-    if len(pairs):
-        small, large = np.sort(sizes[pairs], axis=1).T  # the size bound, min / max, for all at once
+    for start in range(0, len(pairs), ROW_BLOCK):  # a block at a time: memory stays bounded
+        block = pairs[start : start + ROW_BLOCK]
+        small, large = np.sort(sizes[block], axis=1).T  # the size bound, min / max, for the block
         possible = np.flatnonzero(np.where(large > 0, small / np.maximum(large, 1), 1.0) >= threshold)
-        for row, (i, j) in rows(possible, pairs[possible]):
+        for row, (i, j) in rows(possible + start, block[possible]):
             inter = intersection_size(sets[i], sets[j])
             union = int(sizes[i] + sizes[j]) - inter
             if union and inter / union >= threshold:

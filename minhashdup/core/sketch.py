@@ -340,7 +340,10 @@ class LSHIndex:
 
 def _tuned(threshold: float, max_hashes: int, min_recall: float, bits: int) -> tuple[int, int]:
     """The (bands, rows) ``tune`` recommends for ``threshold``, its arguments checked as ``tune``
-    checks them (:class:`~minhashdup.errors.ConfigError`, a ``ValueError``, naming each)."""
+    checks them (:class:`~minhashdup.errors.ConfigError`, a ``ValueError``, naming each); numpy
+    numbers are taken as the Python numbers they hold, as everywhere in this module."""
+    threshold, min_recall = (float(v) if isinstance(v, np.floating) else v for v in (threshold, min_recall))
+    max_hashes, bits = (int(v) if isinstance(v, np.integer) else v for v in (max_hashes, bits))
     check_threshold(threshold)
     check_whole("bits", bits, 1, 64)
     check_whole("max_hashes", max_hashes, 2, banding.MAX_HASHES)
