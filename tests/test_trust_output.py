@@ -595,3 +595,31 @@ def test_ctrl_c_while_the_html_report_is_written_does_not_wait_for_its_workers(
     assert _survivors(found) == []
     assert out.read_text() == "previous report\n"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".report")) == []
+
+
+def _with_closed(fd: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m minhashdup ARGS`` started with descriptor ``fd`` closed (as ``>&-`` or ``2>&-``)."""
+    closing = ">&-" if fd == 1 else "2>&-"
+    script = f'exec "$0" -m minhashdup "$@" {closing}'
+    keep = "stderr" if fd == 1 else "stdout"
+    return subprocess.run(
+        ["sh", "-c", script, sys.executable, *args], **{keep: subprocess.PIPE}, text=True, check=False
+    )
+
+
+def test_a_closed_stdout_is_a_write_error_and_output_still_works(pair_tree: Path, tmp_path: Path) -> None:
+    proc = _with_closed(1, "scan", str(pair_tree), "-q", "--no-cache")
+    assert proc.returncode == ExitCode.USAGE
+    assert proc.stderr.splitlines()[0] == (
+        "minhashdup: error: cannot write the report to stdout: Bad file descriptor; write it to a file with --output"
+    )
+    report = tmp_path / "dups.json"
+    proc = _with_closed(1, "scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(report))
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    assert len(json.loads(report.read_text())["pairs"]) == 1
+
+
+def test_a_closed_stderr_loses_only_the_notices(pair_tree: Path) -> None:
+    proc = _with_closed(2, "scan", str(pair_tree), "--no-cache", "-f", "json", "--fail-on-pairs")
+    assert proc.returncode == ExitCode.PAIRS_FOUND  # the gate still decides
+    assert len(json.loads(proc.stdout)["pairs"]) == 1

@@ -8,6 +8,7 @@ and returns its :class:`~minhashdup.errors.ExitCode`; errors are raised, not cau
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import signal
@@ -39,6 +40,13 @@ class _Group(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        # A descriptor closed when the process started (`>&-`) leaves its stream None: the
+        # report then fails to write like any closed output (one line, exit 2; --output still
+        # works), and notices for a closed stderr have nobody to read them.
+        if sys.stdout is None:
+            sys.stdout = _ClosedOutput()
+        if sys.stderr is None:
+            sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
         for stream in (sys.stdout, sys.stderr):
             # Paths that are not valid UTF-8 are printed as \udcXX escapes, never a crash.
             if isinstance(stream, io.TextIOWrapper):
@@ -48,6 +56,17 @@ class _Group(click.Group):
         except (Exception, KeyboardInterrupt, _Terminated) as exc:
             code = exit_code(exc)
         sys.exit(int(code or 0))
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output whose descriptor was closed before the process started: every write
+    fails as writing to a closed descriptor does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        pass
 
 
 class _Terminated(BaseException):
