@@ -318,8 +318,6 @@ def _options(
     reviewed = {k: v for k, v in options.items() if k in _REVIEW_FIELDS}
     review = dataclasses.replace(review or Review(), **reviewed)
     settings = {k: v for k, v in options.items() if k in _CONFIG_FIELDS}
-    if settings.get("cache_dir") is not None and "cache" not in settings:
-        settings["cache"] = True  # naming a folder asks for the cache, over a Config's default too
     own = tuple(p for p in (review.baseline, review.write_baseline) if p and p != "-")
     if own and "own_files" not in settings:  # the run's own files are not scanned
         settings["own_files"] = tuple(dict.fromkeys((*(config.own_files if config else ()), *own)))

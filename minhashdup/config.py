@@ -129,9 +129,7 @@ class Config:
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
-            _check_globs(name, self.include if name == "include" else self.exclude)
-        if self.cache is None:  # asked for by naming a folder
-            object.__setattr__(self, "cache", self.cache_dir is not None)
+            compile_globs(value, name)  # a bad glob is refused now, not when the walk starts
 
     def _check_run(self) -> None:
         if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):
@@ -155,6 +153,12 @@ class Config:
             )
 
     @property
+    def uses_cache(self) -> bool:
+        """Whether the scan keeps a cache: ``cache`` when given, else whether ``cache_dir``
+        names a folder (so that replacing ``cache_dir`` alone asks for the cache)."""
+        return self.cache if self.cache is not None else self.cache_dir is not None
+
+    @property
     def num_hashes(self) -> int:
         """Signature length ``K = bands * rows``."""
         return self.bands * self.rows
@@ -171,14 +175,6 @@ class Config:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
-
-
-def _check_globs(name: str, globs: tuple[str, ...]) -> None:
-    """Refuse a glob that is not a gitignore pattern now, not when the walk starts."""
-    try:
-        compile_globs(globs, name)
-    except ConfigError as err:
-        raise ConfigError("{0}: {why}", name, why=str(err).removeprefix(f"{name}: ")) from None
 
 
 def check_switch(name: str, value: object) -> None:

@@ -49,9 +49,9 @@ HELD_BYTES = 256 * MIB
 
 @contextlib.contextmanager
 def session(config: Config, warnings: list[str]) -> Iterator[CachedFiles | None]:
-    """The cache of ``config`` for one scan, or ``None`` without one (``config.cache`` off, or
+    """The cache of ``config`` for one scan, or ``None`` without one (``config.uses_cache`` false, or
     a folder that cannot be used: then a warning in ``warnings`` says so)."""
-    if not config.cache:
+    if not config.uses_cache:
         yield None
         return
     directory = Path(config.cache_dir) if config.cache_dir else default_dir()

@@ -74,7 +74,7 @@ def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactor
 def collect(paths: PathsArg, config: Config, progress: ProgressFactory | None = None) -> Corpus:
     """Walk ``paths`` and turn every file into its shingle set (lexing in parallel).
 
-    With ``config.cache``, files whose content, name and settings were seen before are
+    With ``config.uses_cache``, files whose content, name and settings were seen before are
     taken from the cache (:mod:`minhashdup.engine.cached`) and only the others are lexed.
     ``paths`` is one path or a list of them, as for :func:`scan`.
     """

@@ -63,14 +63,14 @@ class Rules:
     ignores: tuple[Ignore, ...]
 
 
-def compile_globs(globs: Sequence[str], option: str) -> pathspec.GitIgnoreSpec | None:
+def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | None:
     """Compile gitignore-style globs; ``None`` when there are none.
 
     Raises:
-        ConfigError: a glob is not a valid gitignore pattern.
+        ConfigError: a glob is not a valid gitignore pattern (naming the parameter ``name``).
 
     Example:
-        >>> compile_globs(["*.go", "!doc.go"], "--include").match_file("src/doc.go")
+        >>> compile_globs(["*.go", "!doc.go"], "include").match_file("src/doc.go")
         False
     """
     if not globs:
@@ -78,7 +78,7 @@ def compile_globs(globs: Sequence[str], option: str) -> pathspec.GitIgnoreSpec |
     try:
         return _compile(globs)
     except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
+        raise ConfigError("{0}: {why}", name, why=str(exc)) from None
 
 
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:

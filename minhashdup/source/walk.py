@@ -114,7 +114,7 @@ def walk(
         >>> [f.path for f in walk(["examples"], include=["*.go"]).files][:3]  # doc.go, empty.go: walked too
         ['examples/go/doc.go', 'examples/go/empty.go', 'examples/go/reader.go']
     """
-    inc = compile_globs(include, "--include")
+    inc = compile_globs(include, "--include")  # walk() names the flags (called alone; Config checks first)
     exc = compile_globs(exclude, "--exclude")
     walker = _Walker(max_size=max_size, warnings=[])
     for raw in paths:
