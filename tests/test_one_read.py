@@ -96,7 +96,7 @@ def test_workers_are_given_the_bytes_read(make_tree: TreeFactory, monkeypatch: p
     monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
     monkeypatch.setattr(parallel, "usable_cores", lambda: 2)  # the same on any machine
     pools: list[int] = []
-    real_pool, real_digests = parallel.ProcessPoolExecutor, cached._digests
+    real_pool, real_digests = parallel.ProcessPoolExecutor, cached.file_keys
 
     def recording(max_workers: int, **kwargs: Any) -> Any:
         pools.append(max_workers)
@@ -109,7 +109,7 @@ def test_workers_are_given_the_bytes_read(make_tree: TreeFactory, monkeypatch: p
         return digests
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
-    monkeypatch.setattr(cached, "_digests", digest_then_delete)
+    monkeypatch.setattr(cached, "file_keys", digest_then_delete)
     if not held:
         monkeypatch.setattr(cached, "HELD_BYTES", 0)
     result = scan([str(root)], config)
@@ -145,14 +145,14 @@ def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeyp
     shutil.copytree(root, clone)
     (clone / "f4.go").write_text((clone / "f4.go").read_text().replace("\n\n", "\n// x\n\n", 1))
     held: list[set[str]] = []
-    real = cached._digests
+    real = cached.file_keys
 
     def spying(store: Any, files: Any, *args: Any) -> Any:
         digests, kept = real(store, files, *args)
         held.append({Path(files[i].path).name for i in kept})
         return digests, kept
 
-    monkeypatch.setattr(cached, "_digests", spying)
+    monkeypatch.setattr(cached, "file_keys", spying)
     monkeypatch.setattr(cached, "_CHECKED", 2)  # several lookups, a partial one last
     result = scan([str(clone)], dataclasses.replace(config, threshold=0.31))
     assert result.stats.cache == {"hits": 4, "lexed": 1, "result": 0}

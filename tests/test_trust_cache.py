@@ -91,15 +91,15 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
         monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
     if not held:
         monkeypatch.setattr(cached, "HELD_BYTES", 0)
-    real = cached._digests
+    real = cached.file_keys
 
     def digest_then_rewrite(*args: Any) -> Any:
         digests = real(*args)
-        monkeypatch.setattr(cached, "_digests", real)
+        monkeypatch.setattr(cached, "file_keys", real)
         target.write_bytes(new)
         return digests
 
-    monkeypatch.setattr(cached, "_digests", digest_then_rewrite)
+    monkeypatch.setattr(cached, "file_keys", digest_then_rewrite)
     raced = scan([str(root)], config)
     assert bool(pools) == (jobs > 1)
     target.write_bytes(old)

@@ -197,33 +197,22 @@ class CachedFiles:
 
 
 def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
-    """Each file's cache key (content digest and what shapes its shingles), ``None`` for files
-    that cannot be read; and the bytes read for them, by index (see :func:`_digests`)."""
-    digests, held = _digests(store, files, config)
-    return [_key(entry, digest, config) for entry, digest in zip(files, digests, strict=True)], held
+    """Each file's cache key (its content digest and what shapes its shingles; ``None`` for a
+    file that cannot be read), and the bytes read of the files the store does not know, by
+    index, in walk order while they fit in :data:`HELD_BYTES`.
 
-
-def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
-    if digest is None:
-        return None
-    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
-
-
-def _digests(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
-    """Content digest of each file: from the cache when its stat is unchanged, else read; and
-    the bytes read of the files the store does not know, by index, in walk order while they fit
-    in :data:`HELD_BYTES` (checked :data:`_CHECKED` files at a time, or sooner when the bytes
-    waiting fill the budget: a fresh clone of a cached tree, all hits, holds no more than that,
-    and its hits never take the room of a file to lex).
-
-    ``None`` for files that cannot be read (not regular, grown past ``max_size``, an OS
-    error): the workers report those. A digest read here is remembered for the walk's stat
+    A file whose stat the cache knows unchanged is not read: its digest comes from the cache.
+    The others are read and digested here; the store is asked which of them it knows
+    :data:`_CHECKED` files at a time, or sooner when the bytes waiting fill the budget, so a
+    fresh clone of a cached tree (all hits) holds no more than that, and hits never take the
+    room of a file to lex. Unreadable files (not regular, grown past ``max_size``, an OS error)
+    get ``None``: the workers report them. A digest read here is remembered for the walk's stat
     only when the open file's stat after the read is that very stat, and old enough that any
     later write must change it (:data:`RACY_SECONDS`): the stat cache never pairs a stat with
     bytes of another moment.
     """
     seen = store.get_stats([f.real for f in files])
-    out: list[bytes | None] = []
+    keys: list[bytes | None] = []
     fresh = []
     held: dict[int, bytes] = {}
     pending: dict[int, bytes] = {}  # read, not yet looked up in the store
@@ -233,48 +222,46 @@ def _digests(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[
         walked = (entry.size, entry.mtime_ns, entry.inode)
         known = seen.get(entry.real)
         if known is not None and known[:3] == walked and entry.mtime_ns:
-            out.append(known[3])
+            keys.append(_key(entry, known[3], config))
             if store.stale(known[4]):  # used again: stored anew, marked used now
                 fresh.append((entry.real, *walked, known[3]))
             continue
         try:
             data, after = read_regular_with_stat(entry.real, config.max_size, follow=False)
         except OSError:
-            out.append(None)
+            keys.append(None)
             continue
         digest = content_digest(data)
-        out.append(digest)
+        keys.append(_key(entry, digest, config))
         if len(data) > room and pending:  # the budget is full of bytes not looked up yet: some may be hits
-            room += _keep_misses(store, files, out, pending, held, config)
+            room += _keep_misses(store, keys, pending, held)
         if len(data) <= room:
             pending[i], room = data, room - len(data)
             if len(pending) >= _CHECKED:
-                room += _keep_misses(store, files, out, pending, held, config)
+                room += _keep_misses(store, keys, pending, held)
         unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
         if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
             fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
-    _keep_misses(store, files, out, pending, held, config)
+    _keep_misses(store, keys, pending, held)
     if fresh:
         store.put_stats(fresh)
-    return out, held
+    return keys, held
+
+
+def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
+    if digest is None:
+        return None
+    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
 
 
 #: Files read for their digest between two lookups of which the store already knows.
 _CHECKED = 256
 
 
-def _keep_misses(
-    store: Cache,
-    files: Sequence[FileEntry],
-    digests: Sequence[bytes | None],
-    pending: dict[int, bytes],
-    held: dict[int, bytes],
-    config: Config,
-) -> int:
+def _keep_misses(store: Cache, keys: Sequence[bytes | None], pending: dict[int, bytes], held: dict[int, bytes]) -> int:
     """Move into ``held`` the ``pending`` bytes of files the store does not know (they will be
     lexed), drop the others; returns the bytes dropped."""
-    keys = {i: _key(files[i], digests[i], config) for i in pending}
-    known = store.known([k for k in keys.values() if k is not None])
+    known = store.known([k for k in (keys[i] for i in pending) if k is not None])
     dropped = 0
     for i, data in pending.items():
         if keys[i] in known:
