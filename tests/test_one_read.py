@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -133,17 +134,22 @@ def test_extract_file_lexes_the_bytes_given_under_the_same_checks() -> None:
     assert (binary.skip, binary.digest) == (SkipReason.BINARY, content_digest(data + b"\0"))
 
 
-def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A fresh clone of a tree the cache knows (new stats, same bytes): every file is read for
-    # its digest and found in the store; holding their bytes would only cost memory.
-    import shutil
-
+def _cached_clone(make_tree: TreeFactory, config: Config) -> Path:
+    """A copy of a tree that ``config``'s cache has scanned (new stats, same bytes), its last
+    file changed by a comment: four hits and one file to lex."""
     root = _tree(make_tree)
-    config = Config(cache=True, jobs=1, threshold=0.3)
     scan([str(root)], config)
     clone = root.parent / "clone"
     shutil.copytree(root, clone)
     (clone / "f4.go").write_text((clone / "f4.go").read_text().replace("\n\n", "\n// x\n\n", 1))
+    return clone
+
+
+def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fresh clone of a tree the cache knows (new stats, same bytes): every file is read for
+    # its digest and found in the store; holding their bytes would only cost memory.
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    clone = _cached_clone(make_tree, config)
     held: list[set[str]] = []
     real = cached.file_keys
 
@@ -168,14 +174,8 @@ def test_the_bytes_of_files_found_in_the_store_give_their_room_back(
     # bytes are dropped and their room is free again for the file to lex. The lookup comes
     # when _CHECKED files wait, or when the budget is full before that (with larger files or
     # a larger --max-size, fewer than _CHECKED files fill it).
-    import shutil
-
-    root = _tree(make_tree)
     config = Config(cache=True, jobs=1, threshold=0.3)
-    scan([str(root)], config)
-    clone = root.parent / "clone"
-    shutil.copytree(root, clone)
-    (clone / "f4.go").write_text((clone / "f4.go").read_text().replace("\n\n", "\n// x\n\n", 1))
+    clone = _cached_clone(make_tree, config)
     monkeypatch.setattr(cached, "HELD_BYTES", 2 * SIZE + SIZE // 2)  # two files wait, in walk order
     monkeypatch.setattr(cached, "_CHECKED", checked)
     reads.clear()
