@@ -15,9 +15,7 @@ else:  # pragma: no cover - Python 3.10
 
 from minhashdup.errors import ConfigError, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
-from minhashdup.source.safeio import TooLargeError, read_regular
-
-MIB = 1024 * 1024
+from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
 #: Options whose value changes the result; they are echoed as ``params`` in JSON.
 RESULT_SHAPING = (

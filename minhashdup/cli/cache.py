@@ -10,10 +10,10 @@ import click
 
 from minhashdup.cli.options import ByteSize, UsageFailure, format_option
 from minhashdup.cli.output import NO_OUTPUT, write
-from minhashdup.config import MIB
 from minhashdup.engine.cache import Cache, default_dir
 from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
 from minhashdup.report.terminal import printable
+from minhashdup.source.safeio import MIB
 
 
 @click.group(name="cache")

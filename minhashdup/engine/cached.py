@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from minhashdup._version import __version__
-from minhashdup.config import MIB, Config
+from minhashdup.config import Config
 from minhashdup.core.hashing import content_digest
 from minhashdup.core.signature import Family
 from minhashdup.engine.base import Extractor
@@ -35,7 +35,7 @@ from minhashdup.engine.cache import Entry as CacheEntry
 from minhashdup.engine.codec import decode_result, encode_result
 from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
-from minhashdup.source.safeio import read_regular_with_stat
+from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
 
 #: Files named one by one in the warnings about files that changed during a scan.

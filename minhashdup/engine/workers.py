@@ -11,12 +11,12 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from minhashdup.config import MIB
 from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry
+from minhashdup.source.safeio import MIB
 from minhashdup.source.walk import FileEntry
 
 #: Below this many bytes in total, worker processes cost more than they save.

@@ -21,7 +21,7 @@ from minhashdup.core.shingles import shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
 from minhashdup.source.extracted import Extracted
-from minhashdup.source.safeio import TooLargeError, read_regular
+from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts
 
 #: The shingles of a file that has none (a skip).
@@ -66,7 +66,7 @@ def extract_file(
     family: Family | None = None,
     engine: str = "fast",
     timeout: float = 0.0,
-    max_size: int = 1024 * 1024,  # as walk's: source/ sits below config and imports none of it
+    max_size: int = MIB,
     data: bytes | None = None,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).

@@ -26,13 +26,13 @@ import pathspec
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.safeio import NotRegularFileError, TooLargeError, read_regular
+from minhashdup.source.safeio import MIB, NotRegularFileError, TooLargeError, read_regular
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
 
 #: The most bytes read from one ignore file (``.gitignore``, ``.git/info/exclude``). Real ones
 #: hold a few hundred lines; a larger one is not read, with a warning.
-IGNORE_FILE_LIMIT = 1 << 20
+IGNORE_FILE_LIMIT = MIB
 
 #: The most ignore files in force on one path. Each is matched against every path under it, so a
 #: chain of N folders each holding a .gitignore cost N**3 (N = 1,000: 18 s); one nested deeper

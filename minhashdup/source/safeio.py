@@ -12,7 +12,10 @@ import errno
 import os
 import stat
 
-__all__ = ["NotRegularFileError", "TooLargeError", "kind_of", "read_regular", "read_regular_with_stat"]
+__all__ = ["MIB", "NotRegularFileError", "TooLargeError", "kind_of", "read_regular", "read_regular_with_stat"]
+
+#: A mebibyte: the default most bytes read of one file (``max_size``), and the unit of limits.
+MIB = 1024 * 1024
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 
@@ -75,7 +78,7 @@ def read_regular_with_stat(path: str, limit: int, follow: bool = True) -> tuple[
         chunks = []
         remaining = limit + 1  # one byte more than allowed tells a file over the limit
         while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
+            chunk = os.read(fd, min(remaining, MIB))
             if not chunk:
                 break
             chunks.append(chunk)

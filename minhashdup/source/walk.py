@@ -33,7 +33,7 @@ from minhashdup.source.ignore import (
     nesting_warning,
     with_folder_gitignore,
 )
-from minhashdup.source.safeio import kind_of
+from minhashdup.source.safeio import MIB, kind_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +85,7 @@ def walk(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     gitignore: bool = True,
-    max_size: int = 1024 * 1024,
+    max_size: int = MIB,
 ) -> WalkResult:
     """Collect the files under ``paths`` (folders or files).
 
