@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from minhashdup.core.bands import MAX_HASHES
 from minhashdup.errors import ConfigError, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
@@ -103,11 +104,12 @@ class Config:
     def __post_init__(self) -> None:
         check_whole("bands", self.bands, 1, 4096)
         check_whole("rows", self.rows, 1, 64)
-        if self.bands * self.rows > 8192:
+        if self.bands * self.rows > MAX_HASHES:
             raise ConfigError(
-                "{0} x {1} must be at most 8192 hashes (got {b} x {r} = {k}); lower one of them",
+                "{0} x {1} must be at most {most} hashes (got {b} x {r} = {k}); lower one of them",
                 "bands",
                 "rows",
+                most=MAX_HASHES,
                 b=self.bands,
                 r=self.rows,
                 k=self.bands * self.rows,

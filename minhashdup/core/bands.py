@@ -108,11 +108,11 @@ def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray,
     return merged, big
 
 
-#: Similarities at which ``tune`` shows P(s).
 #: The most hashes a scan's signature may hold (``bands * rows``): what ``tune`` and
 #: ``LSHIndex(threshold=...)`` may choose from.
 MAX_HASHES = 8192
 
+#: Similarities at which ``tune`` shows P(s).
 TUNE_SIMILARITIES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 

@@ -15,10 +15,16 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
-def size_bound(size_a: int, size_b: int) -> float:
-    """Upper bound of Jaccard from set sizes alone: ``min / max``."""
-    high = max(size_a, size_b)
-    return min(size_a, size_b) / high if high else 1.0
+def size_bound(size_a: npt.ArrayLike, size_b: npt.ArrayLike) -> FloatArray:
+    """Upper bound of Jaccard from set sizes alone: ``min / max`` (1 for two empty sets),
+    elementwise.
+
+    Example:
+        >>> size_bound([10, 0], [40, 0]).tolist()
+        [0.25, 1.0]
+    """
+    low, high = np.minimum(size_a, size_b), np.maximum(size_a, size_b)
+    return np.asarray(np.where(high > 0, low / np.maximum(high, 1), 1.0), dtype=np.float64)
 
 
 def verify(
@@ -41,8 +47,7 @@ def verify(
     common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
     for start in range(0, len(pairs), ROW_BLOCK):  # a block at a time: memory stays bounded
         block = pairs[start : start + ROW_BLOCK]
-        small, large = np.sort(sizes[block], axis=1).T  # the size bound, min / max, for the block
-        possible = np.flatnonzero(np.where(large > 0, small / np.maximum(large, 1), 1.0) >= threshold)
+        possible = np.flatnonzero(size_bound(sizes[block[:, 0]], sizes[block[:, 1]]) >= threshold)
         for row, (i, j) in rows(possible + start, block[possible]):
             inter = intersection_size(sets[i], sets[j])
             union = int(sizes[i] + sizes[j]) - inter
