@@ -6,9 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from minhashdup.core.bands import MAX_HASHES, TUNE_SIMILARITIES, Choice, most_selective, recommend
+from minhashdup.core.bands import TUNE_SIMILARITIES, Choice, most_selective, recommend
 from minhashdup.core.bands import tune as settings_for
-from minhashdup.errors import check_share, check_threshold, check_whole
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +68,8 @@ def tuning(threshold: float = 0.5, max_hashes: int = 128, min_recall: float = 0.
 
     Args:
         threshold: the similarity pairs must reach, above 0 and at most 1.
-        max_hashes: signature budget, 2 to 8192: settings with more ``bands * rows`` are not listed.
+        max_hashes: signature budget, 2 to :data:`~minhashdup.core.bands.MAX_HASHES`: settings with
+            more ``bands * rows`` are not listed.
         min_recall: the chance, above 0 and below 1, that a pair at the threshold becomes a
             candidate, which the recommendation must reach.
         bits: low bits kept of each MinHash value (b-bit MinHash), 1 to 64.
@@ -82,10 +82,6 @@ def tuning(threshold: float = 0.5, max_hashes: int = 128, min_recall: float = 0.
         >>> best.bands, best.rows, round(best.p(0.8), 3)
         (5, 2, 0.994)
     """
-    check_threshold(threshold)
-    check_whole("bits", bits, 1, 64)
-    check_whole("max_hashes", max_hashes, 2, MAX_HASHES)
-    check_share("min_recall", min_recall)
     choices = settings_for(threshold, max_hashes, min_recall, bits)
     best, selective = recommend(choices, min_recall), most_selective(choices, min_recall)
     return Tuning(threshold, max_hashes, min_recall, bits, choices, best, selective)

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace
 from minhashdup.core.runs import distinct, pairs_in_runs, runs
+from minhashdup.errors import check_share, check_threshold, check_whole
 
 IntArray = npt.NDArray[np.int64]
 _COMBINE = U64(0xD6E8FEB86659FD93)
@@ -168,10 +169,18 @@ def tune(threshold: float, max_hashes: int = 128, min_recall: float = 0.99, bits
     and all the bands the budget allows; and scan's default 12 x 4 when it fits. Sorted by
     hashes, then rows.
 
+    Raises:
+        ConfigError: a value out of range (``max_hashes`` from 2 to :data:`MAX_HASHES`), naming
+            the parameter: ``minhashdup tune`` and ``LSHIndex(threshold=...)`` both ask here.
+
     Example:
         >>> [(c.bands, c.rows) for c in tune(0.8, max_hashes=12)][:4]
         [(2, 2), (2, 3), (1, 7), (1, 8)]
     """
+    check_threshold(threshold)
+    check_whole("bits", bits, 1, 64)
+    check_whole("max_hashes", max_hashes, 2, MAX_HASHES)
+    check_share("min_recall", min_recall)
     found: set[tuple[int, int]] = {(12, 4)} if max_hashes >= 48 else set()
     for rows in TUNE_ROWS:
         most = max_hashes // rows

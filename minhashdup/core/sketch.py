@@ -14,7 +14,7 @@ import numpy.typing as npt
 from minhashdup.core import bands as banding
 from minhashdup.core import signature as sig
 from minhashdup.core.hashing import UInt64Array, hash_bytes, hash_text
-from minhashdup.errors import ConfigError, check_share, check_threshold, check_whole
+from minhashdup.errors import ConfigError
 
 
 def item_hash(item: str | bytes) -> int:
@@ -340,14 +340,11 @@ class LSHIndex:
 
 def _tuned(threshold: float, max_hashes: int, min_recall: float, bits: int) -> tuple[int, int]:
     """The (bands, rows) ``tune`` recommends for ``threshold``, its arguments checked as ``tune``
-    checks them (:class:`~minhashdup.errors.ConfigError`, a ``ValueError``, naming each); numpy
-    numbers are taken as the Python numbers they hold, as everywhere in this module."""
+    checks them (in :func:`minhashdup.core.bands.tune`: a ``ConfigError``, a ``ValueError``,
+    naming each); numpy numbers are taken as the Python numbers they hold, as everywhere in
+    this module."""
     threshold, min_recall = (float(v) if isinstance(v, np.floating) else v for v in (threshold, min_recall))
     max_hashes, bits = (int(v) if isinstance(v, np.integer) else v for v in (max_hashes, bits))
-    check_threshold(threshold)
-    check_whole("bits", bits, 1, 64)
-    check_whole("max_hashes", max_hashes, 2, banding.MAX_HASHES)
-    check_share("min_recall", min_recall)
     best = banding.recommend(banding.tune(threshold, max_hashes, min_recall, bits), min_recall)
     if best is None:
         raise ConfigError(
