@@ -14,7 +14,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from minhashdup.core.bands import MAX_HASHES
-from minhashdup.errors import ConfigError, check_threshold, check_whole
+from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
@@ -175,33 +175,6 @@ class Config:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
-
-
-def check_switch(name: str, value: object) -> None:
-    """Refuse ``value`` unless it is ``True`` or ``False`` (``"false"`` would be true).
-
-    Raises:
-        ConfigError: naming the parameter ``name``.
-    """
-    if not isinstance(value, bool):
-        raise ConfigError("{0} must be True or False (got {value!r})", name, value=value)
-
-
-def check_path(name: str, value: object) -> None:
-    """Refuse ``value`` unless it is ``None``, a ``str`` or an ``os.PathLike`` (found when the
-    call is made, not when the file is opened after minutes of lexing).
-
-    Raises:
-        ConfigError: naming the parameter ``name``.
-
-    Example:
-        >>> check_path("baseline", 5)
-        Traceback (most recent call last):
-        ...
-        minhashdup.errors.ConfigError: baseline must be a path (got 5)
-    """
-    if value is not None and not isinstance(value, (str, os.PathLike)):
-        raise ConfigError("{0} must be a path (got {value!r})", name, value=value)
 
 
 CONFIG_TABLE = ("tool", "minhashdup")

@@ -9,6 +9,7 @@ through :meth:`MinhashdupError.spelled`.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -128,3 +129,30 @@ def check_threshold(value: object, name: str = "threshold") -> None:
     if not 0.0 < value <= 1.0:
         hint = f"; did you mean {value / 100:g}?" if 1 < value <= 100 else ""
         raise ConfigError("{0} must be above 0 and at most 1 (got {value:g}{hint})", name, value=value, hint=hint)
+
+
+def check_switch(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``True`` or ``False`` (``"false"`` would be true).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+    """
+    if not isinstance(value, bool):
+        raise ConfigError("{0} must be True or False (got {value!r})", name, value=value)
+
+
+def check_path(name: str, value: object) -> None:
+    """Refuse ``value`` unless it is ``None``, a ``str`` or an ``os.PathLike`` (found when the
+    call is made, not when the file is opened after minutes of lexing).
+
+    Raises:
+        ConfigError: naming the parameter ``name``.
+
+    Example:
+        >>> check_path("baseline", 5)
+        Traceback (most recent call last):
+        ...
+        minhashdup.errors.ConfigError: baseline must be a path (got 5)
+    """
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise ConfigError("{0} must be a path (got {value!r})", name, value=value)

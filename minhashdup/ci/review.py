@@ -21,10 +21,9 @@ from typing import Any
 from minhashdup.ci import baseline as baselines
 from minhashdup.ci import git as project
 from minhashdup.ci.git import relative
-from minhashdup.config import check_path, check_switch
 from minhashdup.core import pairs as listing
 from minhashdup.core.runs import pairs_among
-from minhashdup.errors import ConfigError
+from minhashdup.errors import ConfigError, check_path, check_switch
 from minhashdup.result import Pair, Result
 from minhashdup.source.paths import PathsArg, path_list
 
