@@ -66,11 +66,7 @@ def tune_command(threshold: float, max_hashes: int, min_recall: float, bits: int
     from minhashdup.report.tune import render_tune_json, render_tune_table
 
     renderer = render_tune_json if fmt == "json" else render_tune_table
-    write(
-        functools.partial(renderer, found.choices, found.recommended, found.most_selective, found.settings),
-        None,
-        NO_OUTPUT,
-    )
+    write(functools.partial(renderer, found), None, NO_OUTPUT)
 
 
 _EVALUATION_RENDERERS = {

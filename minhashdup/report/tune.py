@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from minhashdup.analysis.tuning import choice_dict
+from minhashdup.analysis.tuning import Tuning
 from minhashdup.core.bands import TUNE_SIMILARITIES, Choice
 from minhashdup.report.console import make_console, on_terminal
 
@@ -18,27 +18,19 @@ PLOT_WIDTH, PLOT_HEIGHT = 61, 16
 DEFAULT = (12, 4)  # scan's --bands and --rows
 
 
-def render_tune_json(
-    choices: list[Choice], best: Choice | None, selective: Choice | None, settings: dict[str, Any], stream: TextIO
-) -> None:
-    """``{settings..., choices, recommended, most_selective}``."""
-    doc = {
-        **settings,
-        "choices": [choice_dict(c) for c in choices],
-        "recommended": choice_dict(best) if best else None,
-        "most_selective": choice_dict(selective) if selective else None,
-    }
-    json.dump(doc, stream, indent=2)
+def render_tune_json(found: Tuning, stream: TextIO) -> None:
+    """:meth:`Tuning.to_dict`: ``{threshold, max_hashes, min_recall, bits, choices, recommended,
+    most_selective}``."""
+    json.dump(found.to_dict(), stream, indent=2)
     stream.write("\n")
 
 
-def render_tune_table(
-    choices: list[Choice], best: Choice | None, selective: Choice | None, settings: dict[str, Any], stream: TextIO
-) -> None:
+def render_tune_table(found: Tuning, stream: TextIO) -> None:
     """The settings table, the recommendation, and both curves on one plot."""
     console = make_console(stream, highlight=False, width=None if on_terminal(stream) else 150)
+    best, selective, settings = found.recommended, found.most_selective, found.settings
     t = settings["threshold"]
-    console.print(_settings_table(choices, best, selective, settings))
+    console.print(_settings_table(found.choices, best, selective, settings))
     console.print(
         "cand/true: expected candidates per true pair if similarities were spread evenly; "
         "`minhashdup evaluate` measures the real figure on a tree."
