@@ -14,6 +14,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from minhashdup.core.bands import MAX_HASHES
+from minhashdup.core.completion import DEFAULT_CAP
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
@@ -29,6 +30,8 @@ RESULT_SHAPING = (
     "max_size",
     "max_bucket",
     "exact",
+    "completion",
+    "completion_cap",
     "bits",
     "include",
     "exclude",
@@ -52,6 +55,11 @@ class Config:
         max_verified: the most pair rows one scan may hold (about 250 bytes each); a scan
             that would list more stops with :class:`~minhashdup.errors.ScanLimitError`.
         exact: find every pair with the prefix filter instead of LSH (lossless).
+        completion: after the exact check, check the pairs two hops apart in the graph of
+            similar pairs, until none is new (:mod:`minhashdup.core.completion`): the pairs
+            LSH missed inside families it half-found. Off with ``exact`` (nothing to add).
+        completion_cap: completion checks per file, and similar partners a file passes on:
+            bounds completion's work on a family of thousands of near copies.
         bits: low bits kept of each MinHash value (b-bit MinHash), 1 to 64.
         include: gitignore-style globs; when given, only matching files are scanned.
         exclude: gitignore-style globs of files and folders to leave out.
@@ -90,6 +98,8 @@ class Config:
     max_bucket: int = 1000
     max_verified: int = 2_000_000
     exact: bool = False
+    completion: bool = True
+    completion_cap: int = DEFAULT_CAP
     bits: int = 64
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -123,6 +133,7 @@ class Config:
         check_whole("max_verified", self.max_verified, 1, 10**9)
         check_whole("jobs", self.jobs, 0, 1024)
         check_whole("bits", self.bits, 1, 64)
+        check_whole("completion_cap", self.completion_cap, 1, 10**6)
         self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)
@@ -144,7 +155,7 @@ class Config:
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
-        for name in ("exact", "gitignore"):
+        for name in ("exact", "completion", "gitignore"):
             check_switch(name, getattr(self, name))
         check_path("cache_dir", self.cache_dir)
         if isinstance(self.own_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
@@ -157,6 +168,12 @@ class Config:
         """Whether the scan keeps a cache: ``cache`` when given, else whether ``cache_dir``
         names a folder (so that replacing ``cache_dir`` alone asks for the cache)."""
         return self.cache if self.cache is not None else self.cache_dir is not None
+
+    @property
+    def completes(self) -> bool:
+        """Whether the scan runs family completion: asked for, and LSH (``--exact`` finds
+        every pair already)."""
+        return self.completion and not self.exact
 
     @property
     def num_hashes(self) -> int:
@@ -174,6 +191,7 @@ class Config:
         for name in RESULT_SHAPING:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
+        out["completion"] = self.completes  # what ran: --exact leaves nothing to complete
         return out
 
 

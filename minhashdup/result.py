@@ -110,8 +110,12 @@ class Stats:
     tokens: int = 0
     shingles: int = 0
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
-    candidates: int = 0
-    verified_pairs: int = 0  # every pair of files at or above the threshold
+    candidates: int = 0  # LSH candidates (pairs of distinct sets), or the prefix filter's with --exact
+    candidate_pairs: int = 0  # file pairs found by the exact check of the candidates
+    completion_checks: int = 0  # exact checks family completion added
+    completion_pairs: int = 0  # file pairs those found (none with --exact or --no-completion)
+    completion_rounds: int = 0
+    verified_pairs: int = 0  # every pair of files at or above the threshold (identical ones too)
     pairs_listed: int = 0  # those in ``Result.pairs``: fewer when a large group is listed in part
     #: the pairs the gate counts: reported (touching a changed file, with --changed-since etc.)
     #: and not known from the baseline, every pair of a partly listed group counted

@@ -48,6 +48,8 @@ def test_json_document_shape_and_params(tree: Path) -> None:
         "max_size": 1048576,
         "max_bucket": 1000,
         "exact": False,
+        "completion": True,
+        "completion_cap": 100,
         "bits": 64,
         "include": [],
         "exclude": ["*_test.go"],
@@ -115,15 +117,20 @@ def test_table_lists_pairs_then_clusters_then_summary(
         ["", "", "", edit],  # one member a line, in the same cell
         ["", "", "", twin],
     ]
-    assert summary[:3] == [
+    assert summary[:4] == [
         "files: 4 scanned, 4 compared (3 distinct, 1 identical groups)",
         "skipped: binary 1",
         "bands x rows: 12 x 4, candidates: 1, verified pairs: 3, clusters: 1",
+        # orig.go and its twin are one identical group: the one candidate stands for two file pairs
+        "pairs found: 1 identical, 2 from the 1 candidates, 0 by family completion (0 checks in 0 rounds)",
     ]
-    stages = r"walk \d+\.\d\d, lex \d+\.\d\d, signature \d+\.\d\d, bands \d+\.\d\d, exact \d+\.\d\d, cluster \d+\.\d\d"
+    stages = (
+        r"walk \d+\.\d\d, lex \d+\.\d\d, signature \d+\.\d\d, bands \d+\.\d\d, exact \d+\.\d\d,"
+        r" complete \d+\.\d\d, cluster \d+\.\d\d"
+    )
     cache = r"cache: 0 files reused, 5 read afresh"  # data.bin is read too, to find it binary
-    assert re.fullmatch(rf"seconds: {stages} \(total \d+\.\d\d\); {cache}", summary[3]), summary[3]
-    assert len(summary) == 4
+    assert re.fullmatch(rf"seconds: {stages} \(total \d+\.\d\d\); {cache}", summary[4]), summary[4]
+    assert len(summary) == 5
 
 
 def test_jsonl_and_csv_carry_the_same_pairs(tree: Path, tmp_path: Path) -> None:

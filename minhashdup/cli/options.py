@@ -205,6 +205,21 @@ lsh_options = _stack(
         " (about 250 bytes each; a large identical group counts as its listed rows).",
     ),
     bits_option,
+    click.option(
+        "--completion/--no-completion",
+        default=_DEFAULT.completion,
+        show_default=True,
+        help="Family completion: after the exact check, check the pairs two hops apart in the graph of"
+        " similar pairs until none is new (finds the pairs LSH missed inside families it half-found).",
+    ),
+    click.option(
+        "--completion-cap",
+        type=int,
+        default=_DEFAULT.completion_cap,
+        show_default=True,
+        help="Family completion checks at most this many pairs per file, and a file passes on at most"
+        " this many similar partners (bounds the work on a family of thousands of near copies).",
+    ),
 )
 
 exact_option = click.option(
@@ -315,6 +330,8 @@ def config_from(options: dict[str, Any]) -> Config:
         max_bucket=options["max_bucket"],
         max_verified=options.get("max_verified", _DEFAULT.max_verified),
         exact=options.get("exact", False),
+        completion=options.get("completion", _DEFAULT.completion),
+        completion_cap=options.get("completion_cap", _DEFAULT.completion_cap),
         bits=options["bits"],
         include=tuple(options["include"]),
         exclude=tuple(options["exclude"]),

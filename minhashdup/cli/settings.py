@@ -71,7 +71,7 @@ def check_project_settings(settings: dict[str, Any], source: str, folder: Path) 
 
 #: Bounds on the work a file may cost: a found config may tighten them, never loosen them (a
 #: repository must not make its own scan unbounded). ``0`` turns the lexing deadline off.
-TIGHTEN_ONLY = ("max_size", "max_bucket", "lex_timeout", "max_verified")
+TIGHTEN_ONLY = ("max_size", "max_bucket", "lex_timeout", "max_verified", "completion_cap")
 
 
 def check_project_limits(ctx: click.Context, defaults: dict[str, Any], source: str) -> None:

@@ -186,6 +186,12 @@ def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
         )
 
 
+def across(groups: list[Group], ok: np.ndarray) -> int:
+    """File pairs that verified pairs of representatives stand for: ``len(a) * len(b)`` each."""
+    sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
+    return int((sizes[ok[:, 0]] * sizes[ok[:, 1]]).sum()) if len(ok) else 0
+
+
 def expand(
     groups: list[Group], ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
 ) -> tuple[list[Pair], int]:

@@ -24,14 +24,15 @@ import numpy as np
 
 from minhashdup.config import Config
 from minhashdup.core import bands as banding
-from minhashdup.core import exact, pairs, signature
+from minhashdup.core import completion, exact, pairs, signature
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.pairs import Corpus, Prepared
+from minhashdup.core.runs import pair_codes
 from minhashdup.core.signature import Family
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
-from minhashdup.result import Result, Skip, SkipReason
+from minhashdup.result import Group, Result, Skip, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
 from minhashdup.source.walk import FileEntry, walk
 
@@ -146,11 +147,13 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
             cand, oversize = lsh_candidates(sigs, config)
     stats.candidates = len(cand)
     stats.oversize_buckets = len(oversize)
+    named = pairs.named_groups(corpus, prep.groups)
     with timer("exact"):
-        ok, common, jac = exact.verify(cand, prep.rep_sets, config.threshold)
+        checked = exact.verify(cand, prep.rep_sets, _edge_floor(config))
+    ok, common, jac, capped = _complete(prep, sigs, cand, checked, named, config)
+    with timer("exact"):
         est = signature.pair_estimates(sigs, ok, config.bits)
     with timer("cluster"):
-        named = pairs.named_groups(corpus, prep.groups)
         pairs.check_listed(named, ok, config.max_verified)
         listed, stats.verified_pairs = pairs.expand(named, ok, common, jac, est)
         clusters = pairs.clusters([g.files for g in named], ok, jac)
@@ -164,12 +167,65 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
         f"exceeds --max-bucket {config.max_bucket}; its pairs were not compared"
         for o in oversize
     ]
+    if capped:
+        warnings.append(
+            f"family completion: {capped} files reached --completion-cap {config.completion_cap} "
+            "(checks per file); pairs in their families may be missed: raise --completion-cap"
+        )
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
     notices = [s for s in prep.skips if not s.reason.is_filter]
     files = [corpus.paths[i] for members in prep.groups.members for i in members]
     rejected = pairs.rejected(cand, ok, [corpus.paths[i] for i in reps])
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
     return Result(config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups)
+
+
+def _edge_floor(config: Config) -> float:
+    """What the exact check of the candidates keeps: with completion, the near pairs too
+    (edges of the completion graph), else the pairs at the threshold."""
+    return completion.near(config.threshold) if config.completes else config.threshold
+
+
+_Checked = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _complete(
+    prep: Prepared, sigs: UInt64Array, cand: np.ndarray, checked: _Checked, named: list[Group], config: Config
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The verified pairs of the candidates, and with ``config.completes`` those family
+    completion adds (:func:`minhashdup.core.completion.complete`), counted in ``stats``.
+
+    ``checked`` holds the candidates' pairs at :func:`_edge_floor` (the completion graph's
+    edges), their common shingles and Jaccard. Returns the verified pairs, their common
+    shingles and Jaccard, and the number of files the completion cap held back.
+    """
+    edges, common, jac = checked
+    found = jac >= config.threshold
+    stats = prep.corpus.stats
+    ok, common_ok, jac_ok = edges[found], common[found], jac[found]
+    stats.candidate_pairs = pairs.across(named, ok)
+    if not config.completes:
+        return ok, common_ok, jac_ok, 0
+    start = time.perf_counter()
+    floor = completion.estimate_floor(config.threshold, config.num_hashes, config.bits)
+    done = completion.complete(
+        edges,
+        jac,
+        prep.rep_sets,
+        config.threshold,
+        cap=config.completion_cap,
+        known=pair_codes(cand, len(prep.reps)),
+        likely=lambda proposed: signature.pair_estimates(sigs, proposed, config.bits) >= floor,
+    )
+    stats.completion_checks, stats.completion_rounds = done.checks, done.rounds
+    stats.completion_pairs = pairs.across(named, done.pairs)
+    stats.seconds["complete"] = time.perf_counter() - start
+    return (
+        np.concatenate([ok, done.pairs]),
+        np.concatenate([common_ok, done.common]),
+        np.concatenate([jac_ok, done.jaccard]),
+        done.capped,
+    )
 
 
 @contextlib.contextmanager

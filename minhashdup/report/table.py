@@ -77,11 +77,26 @@ def _summary(result: Result) -> str:
         f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
         f"skipped: {markup(skipped)}",
         f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
+        _found_by(result),
         f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
         + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
     ]
     partial = partial_listing(result)
     return "\n".join(lines + ([partial] if partial else []) + _review_lines(result))
+
+
+def _found_by(result: Result) -> str:
+    """Which stage found the verified pairs: identical sets, the candidates' exact check, and
+    family completion (with the checks each cost)."""
+    s = result.stats
+    identical = s.verified_pairs - s.candidate_pairs - s.completion_pairs
+    line = f"pairs found: {identical} identical, {s.candidate_pairs} from the {s.candidates} candidates"
+    if not result.params.get("completion"):
+        return line + ("" if result.params.get("exact") else "; family completion off")
+    return (
+        line + f", {s.completion_pairs} by family completion "
+        f"({s.completion_checks} checks in {s.completion_rounds} rounds)"
+    )
 
 
 def _review_lines(result: Result) -> list[str]:

@@ -1,0 +1,310 @@
+"""Family completion: the pairs that LSH half-found.
+
+LSH misses a pair of similarity ``s`` with probability ``(1 - s^r)^b``, but not independently:
+the misses of a real tree sit in families (versions of one file, generated per-platform files)
+whose other members were found. When ``A ~ B`` and ``B ~ C`` are similar, ``A ~ C`` very
+likely is too, and checking it costs one intersection. :func:`complete` checks the unchecked
+pairs two hops apart in the graph of similar pairs, adds what it finds to the graph, and
+repeats until a round finds nothing new.
+
+The graph's edges are the pairs known to reach :func:`near` (``0.7 x`` the threshold): the
+reported pairs, and the *near* pairs that tie two families together (the vendored copy of a
+family and the original, say, whose cross pairs LSH missed together). A middle file must be in
+a family (have a pair at the threshold): a tree of files all a little alike, none of them a
+pair, proposes nothing. Only pairs that can
+reach the threshold are checked: Jaccard distance ``1 - J`` is a metric, so through a middle
+file ``B``, ``J(A,C) <= 1 - |J(A,B) - J(B,C)|``; with the size bound (``min/max``) and the
+MinHash estimate (below :func:`estimate_floor`, two standard errors under the threshold, a
+pair is passed over) that rules most proposals out without an intersection. The lower bound
+``J(A,B) + J(B,C) - 1`` orders the checks, likeliest first.
+
+The work is bounded by one number, ``cap``: a file passes on at most its ``cap`` most similar
+partners (a middle file of degree ``d`` would otherwise propose ``d^2 / 2`` pairs), and takes
+part in at most ``cap`` completion checks over all rounds. A family of ``n`` files costs at most
+``n * cap / 2`` checks and ``n * cap^2 / 2`` proposals however many pairs LSH found inside it.
+Every reported pair is still exact and at or above the threshold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from minhashdup.core.exact import size_bound, verify
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.runs import distinct, pair_codes, pairs_in_runs, runs
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Default of ``cap``: completion checks per file, and partners a file passes on.
+DEFAULT_CAP = 100
+
+#: Edges of the completion graph reach this share of the threshold (see :func:`near`).
+NEAR_SHARE = 0.7
+
+#: A proposal whose MinHash estimate is this many standard errors below the threshold is not
+#: checked: a pair exactly at the threshold falls that low with a chance of 2.3%, a pair 0.1
+#: above it (at 48 hashes) well under 0.1%.
+ESTIMATE_SLACK = 2.0
+
+#: Slack on the triangle bound: J values are floats, and a pair exactly at the threshold must
+#: not be ruled out by a rounding error.
+_SLACK = 1e-9
+
+
+def near(threshold: float) -> float:
+    """The similarity that makes a pair an edge of the completion graph: ``0.7 x threshold``.
+
+    Example:
+        >>> near(0.5)
+        0.35
+    """
+    return round(NEAR_SHARE * threshold, 12)
+
+
+def estimate_floor(threshold: float, num_hashes: int, bits: int = 64) -> float:
+    """The MinHash estimate under which a proposal is not checked: the threshold less
+    :data:`ESTIMATE_SLACK` standard errors of the estimate there (wider with b-bit values,
+    whose random agreements ``2**-bits`` the estimate removes).
+
+    Example:
+        >>> round(estimate_floor(0.5, 48), 3)
+        0.356
+    """
+    chance = 0.0 if bits >= 64 else 2.0**-bits
+    agree = threshold + (1.0 - threshold) * chance
+    error = float(np.sqrt(agree * (1.0 - agree) / num_hashes)) / (1.0 - chance)
+    return threshold - ESTIMATE_SLACK * error
+
+
+@dataclasses.dataclass(frozen=True)
+class Completion:
+    """What :func:`complete` found.
+
+    Attributes:
+        pairs: ``(m, 2)`` new pairs ``(i, j)``, ``i < j``, at or above the threshold, sorted.
+        common: their intersection sizes.
+        jaccard: their exact Jaccard.
+        checked: ``(c, 2)`` every pair intersected, found or not, sorted (``pairs`` among them).
+        pruned: proposals ruled out by a bound or the estimate, never intersected.
+        rounds: rounds that checked at least one pair.
+        capped: files for which ``cap`` left some proposal unchecked (as a middle file with more
+            partners than ``cap``, or out of checks).
+    """
+
+    pairs: IntArray
+    common: IntArray
+    jaccard: FloatArray
+    checked: IntArray
+    pruned: int
+    rounds: int
+    capped: int
+
+    @property
+    def checks(self) -> int:
+        """Exact intersections done."""
+        return len(self.checked)
+
+
+def complete(
+    edges: IntArray,
+    jaccard: FloatArray,
+    sets: Sequence[UInt64Array],
+    threshold: float,
+    *,
+    cap: int = DEFAULT_CAP,
+    known: IntArray | None = None,
+    likely: Callable[[IntArray], BoolArray] | None = None,
+) -> Completion:
+    """Check the pairs two hops apart in the graph of similar pairs until none is new.
+
+    Args:
+        edges: ``(m, 2)`` pairs ``(i, j)``, ``i < j`` (indices into ``sets``) known to reach
+            :func:`near` of the threshold: the reported pairs and the near ones.
+        jaccard: their exact Jaccard.
+        sets: sorted arrays of distinct shingle hashes.
+        threshold: minimum Jaccard of a reported pair.
+        cap: at least 1; see the module docstring.
+        known: pairs already decided (e.g. every LSH candidate, similar or not) as
+            :func:`~minhashdup.core.runs.pair_codes` over ``len(sets)``; never checked again.
+        likely: given ``(k, 2)`` proposals, which are worth an exact check (e.g. a MinHash
+            estimate at least :func:`estimate_floor`); all of them when ``None``.
+
+    Returns:
+        A :class:`Completion`; its pairs are disjoint from ``edges`` and from ``known``.
+
+    Example:
+        >>> s = [np.arange(k, k + 10, dtype=np.uint64) for k in (0, 1, 2)]
+        >>> done = complete(np.array([[0, 1], [1, 2]]), np.array([9 / 11, 9 / 11]), s, 0.6)
+        >>> done.pairs.tolist(), done.checks, round(float(done.jaccard[0]), 3)
+        ([[0, 2]], 1, 0.667)
+    """
+    n = len(sets)
+    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=n)
+    jaccard = np.asarray(jaccard, dtype=np.float64)
+    graph = _Graph(np.empty((0, 2), dtype=np.int64), np.empty(0), n, cap)
+    graph.add(np.asarray(edges, dtype=np.int64).reshape(-1, 2), jaccard, jaccard >= threshold)
+    graph.decided(pair_codes(graph.edges, n), known)
+    found: list[tuple[IntArray, IntArray, FloatArray]] = []
+    checked: list[IntArray] = []
+    pruned = 0
+    while graph.has_fresh:
+        cand, ruled_out = _next_round(graph, sizes, threshold, likely)
+        pruned += ruled_out
+        if not len(cand):
+            break
+        checked.append(cand)
+        hop, common, jac = verify(cand, sets, near(threshold))
+        good = jac >= threshold
+        found.append((hop[good], common[good], jac[good]))
+        graph.add(hop, jac, good)
+    return _result(found, checked, pruned, len(checked), graph.capped_files, n)
+
+
+def _next_round(
+    graph: _Graph, sizes: IntArray, threshold: float, likely: Callable[[IntArray], BoolArray] | None
+) -> tuple[IntArray, int]:
+    """The pairs to check next, charged to their files' budgets, and how many proposals a
+    bound or ``likely`` ruled out."""
+    n = graph.n
+    codes, lower, upper = graph.proposals()
+    hopeless = (upper < threshold - _SLACK) | (size_bound(sizes[codes // n], sizes[codes % n]) < threshold)
+    if likely is not None and len(codes):
+        hopeless[~hopeless] = ~likely(_split(codes[~hopeless], n))
+    graph.decided(codes[hopeless])
+    chosen = graph.within_budget(codes[~hopeless], lower[~hopeless])
+    cand = _split(chosen, n)
+    graph.spend(cand, chosen)
+    return cand, int(hopeless.sum())
+
+
+def _split(codes: IntArray, n: int) -> IntArray:
+    """Pair codes back to ``(k, 2)`` pairs."""
+    return np.stack([codes // n, codes % n], axis=1)
+
+
+class _Graph:
+    """The completion graph: edges with their Jaccard, which of them are new since the last
+    round, the files in a family (with a pair at the threshold), the pairs decided so far
+    (sorted codes) and each file's remaining checks."""
+
+    def __init__(self, edges: IntArray, jac: FloatArray, n: int, cap: int) -> None:
+        self.edges, self.jac, self.n, self.cap = edges, jac, n, cap
+        self.fresh = np.ones(len(edges), dtype=bool)
+        self.in_family = np.zeros(n, dtype=bool)
+        self.seen = np.empty(0, dtype=np.int64)
+        self.budget = np.full(n, cap, dtype=np.int64)
+        self.capped = np.zeros(n, dtype=bool)
+
+    @property
+    def has_fresh(self) -> bool:
+        return bool(self.fresh.any())
+
+    @property
+    def capped_files(self) -> int:
+        return int(self.capped.sum())
+
+    def decided(self, *codes: IntArray | None) -> None:
+        """Never propose these pairs again."""
+        self.seen = distinct(np.concatenate([self.seen, *(c for c in codes if c is not None)]))
+
+    def add(self, edges: IntArray, jac: FloatArray, reported: BoolArray) -> None:
+        """New edges, the only fresh ones for the next round; ``reported`` marks those at the
+        threshold, whose files are in a family."""
+        self.in_family[edges[reported].ravel()] = True
+        self.edges, self.jac = np.r_[self.edges, edges], np.r_[self.jac, jac]
+        self.fresh = np.r_[np.zeros(len(self.fresh), dtype=bool), np.ones(len(edges), dtype=bool)]
+
+    def spend(self, cand: IntArray, codes: IntArray) -> None:
+        """Charge each file of ``cand`` a check, and mark the pairs decided."""
+        np.subtract.at(self.budget, cand.ravel(), 1)
+        self.decided(codes)
+
+    def proposals(self) -> tuple[IntArray, FloatArray, FloatArray]:
+        """The undecided pairs two hops apart through a fresh edge and a middle file in a
+        family, as sorted codes with the best lower and upper triangle bounds over their middle
+        files. (A file without a pair at the threshold passes nothing on: a tree of files all a
+        little alike, none a pair, would otherwise be checked pair by pair for nothing.)"""
+        middle = np.r_[self.edges[:, 0], self.edges[:, 1]]
+        end = np.r_[self.edges[:, 1], self.edges[:, 0]]
+        sim, new = np.r_[self.jac, self.jac], np.r_[self.fresh, self.fresh]
+        hub = self.in_family[middle]
+        middle, end, sim, new = middle[hub], end[hub], sim[hub], new[hub]
+        order = np.lexsort((end, -sim, middle))  # each middle file's partners, most similar first
+        middle, end, sim, new = middle[order], end[order], sim[order], new[order]
+        starts, sizes = runs(middle)
+        self.capped[middle[starts[sizes > self.cap]]] = True
+        keep = np.arange(len(middle)) - np.repeat(starts, sizes) < self.cap
+        middle, end, sim, new = middle[keep], end[keep], sim[keep], new[keep]
+        parts = []
+        for p, q in pairs_in_runs(*runs(middle)):
+            via_new = new[p] | new[q]
+            p, q = p[via_new], q[via_new]
+            a, c = end[p], end[q]
+            codes = np.minimum(a, c) * self.n + np.maximum(a, c)
+            undecided = ~_member(codes, self.seen)
+            sp, sq = sim[p][undecided], sim[q][undecided]
+            parts.append(_best_bounds(codes[undecided], sp + sq - 1.0, 1.0 - np.abs(sp - sq)))
+        if not parts:
+            return np.empty(0, np.int64), np.empty(0), np.empty(0)
+        codes, lower, upper = (np.concatenate(col) for col in zip(*parts, strict=True))
+        return _best_bounds(codes, lower, upper)
+
+    def within_budget(self, codes: IntArray, lower: FloatArray) -> IntArray:
+        """The codes to check this round, sorted: likeliest first (highest lower bound, then
+        code), a pair taken only while it ranks within both files' remaining checks."""
+        if not len(codes):
+            return codes
+        codes = codes[np.lexsort((codes, -lower))]
+        ends = np.r_[codes // self.n, codes % self.n]
+        priority = np.r_[np.arange(len(codes)), np.arange(len(codes))]
+        by_file = np.lexsort((priority, ends))
+        starts, sizes = runs(ends[by_file])
+        rank = np.empty(len(ends), dtype=np.int64)
+        rank[by_file] = np.arange(len(ends)) - np.repeat(starts, sizes)
+        over = rank >= self.budget[ends]
+        self.capped[ends[over]] = True
+        return np.sort(codes[~(over[: len(codes)] | over[len(codes) :])])
+
+
+def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:
+    """Which ``codes`` are in the sorted array ``sorted_codes``."""
+    if not len(sorted_codes):
+        return np.zeros(len(codes), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
+    return np.asarray(sorted_codes[pos] == codes)
+
+
+def _best_bounds(codes: IntArray, lower: FloatArray, upper: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
+    """One row per distinct code, sorted: the highest lower bound and the lowest upper bound."""
+    if not len(codes):
+        return codes, lower, upper
+    order = np.argsort(codes, kind="stable")
+    codes, lower, upper = codes[order], lower[order], upper[order]
+    starts, _ = runs(codes)
+    return codes[starts], np.maximum.reduceat(lower, starts), np.minimum.reduceat(upper, starts)
+
+
+def _result(
+    found: list[tuple[IntArray, IntArray, FloatArray]],
+    checked: list[IntArray],
+    pruned: int,
+    rounds: int,
+    capped: int,
+    n: int,
+) -> Completion:
+    """The rounds' findings in one sorted :class:`Completion`."""
+    empty = np.empty((0, 2), dtype=np.int64)
+    ok = np.concatenate([empty, *(f[0] for f in found)])
+    common = np.concatenate([np.empty(0, np.int64), *(f[1] for f in found)])
+    jac = np.concatenate([np.empty(0), *(f[2] for f in found)])
+    order = np.argsort(pair_codes(ok, n), kind="stable")
+    every = np.concatenate([empty, *checked])
+    return Completion(
+        ok[order], common[order], jac[order], every[np.argsort(pair_codes(every, n))], pruned, rounds, capped
+    )
