@@ -48,16 +48,62 @@ def test_evaluate_json_has_the_documented_shape(make_tree: TreeFactory) -> None:
     code, out, _ = run("evaluate", str(root), "-f", "json", "--low", "0.4", "-q")
     assert code == ExitCode.OK
     doc = json.loads(out)
-    assert list(doc)[:4] == ["params", "candidates", "all_pairs", "bins"]
-    assert doc["params"]["low"] == 0.4 and doc["params"]["bands"] == 12
+    assert list(doc)[:5] == ["params", "candidates", "completion_checks", "all_pairs", "bins"]
+    assert doc["params"]["low"] == 0.4 and doc["params"]["bands"] == 12 and doc["params"]["completion"] is True
     documented = ["low", "high", "pairs", "found", "recall", "predicted"]
-    spread = ["recall_seed", "recall_se", "recall_min", "recall_max"]  # several seeds, non-empty bin
-    assert [list(b) for b in doc["bins"]] == [documented + (spread if b["pairs"] else []) for b in doc["bins"]]
+    completed = ["completed", "recall_completed"]
+    spread = ["recall_seed", "recall_se", "recall_min", "recall_max", "recall_completed_seed"]  # several seeds
+    assert [list(b) for b in doc["bins"]] == [
+        documented + completed + (spread if b["pairs"] else []) for b in doc["bins"]
+    ]
     assert doc["params"]["repeats"] == 30 and any(b["pairs"] for b in doc["bins"])
     code, out, _ = run("evaluate", str(root), "-f", "json", "--low", "0.4", "-q", "--repeats", "1")
+    assert [list(b) for b in json.loads(out)["bins"]] == [documented + completed] * 6
+    code, out, _ = run("evaluate", str(root), "-f", "json", "--low", "0.4", "-q", "--repeats", "1", "--no-completion")
     assert [list(b) for b in json.loads(out)["bins"]] == [documented] * 6
     code, _, err = run("evaluate", str(root), "--low", "1.5")
     assert code == ExitCode.USAGE and "--low must be above 0 and below 1" in err
+
+
+def family_tree(make_tree: TreeFactory, members: int = 14, seed: int = 3) -> Path:
+    """One family: near copies of one Go file, each with 1 to 3 of its 12 functions replaced
+    (pairwise Jaccard mostly 0.4 to 0.7), and two unrelated files."""
+    rng = random.Random(seed)
+    blocks = go_file(rng, 12)
+    files: dict[str, str | bytes] = {
+        f"fam/m{k:02d}.go": render_go(near_copy(blocks, rng, rng.randint(1, 3))) for k in range(members)
+    }
+    files["other/a.go"] = render_go(go_file(rng, 10))
+    files["other/b.go"] = render_go(go_file(rng, 10))
+    return make_tree(files)
+
+
+def test_evaluate_with_completion_counts_what_a_scan_finds_per_seed(make_tree: TreeFactory) -> None:
+    # 3 bands of 4 rows: P(0.5) = 0.18, so LSH misses most of the family's pairs and completion
+    # has work. For each seed, the bins at or above the threshold count exactly the pairs a scan
+    # with that seed reports, with and without completion.
+    root = family_tree(make_tree)
+    config = Config(bands=3, rows=4, jobs=1, seed=7)
+    corpus = collect([str(root)], config)
+    ev = evaluate(corpus, config, low=0.3, repeats=3)
+    for k, seed in enumerate((7, 8, 9)):
+        with_it, without = (
+            scan([str(root)], dataclasses.replace(config, seed=seed, completion=c)).pairs for c in (True, False)
+        )
+        for b in ev.bins:
+            if b.low < config.threshold - 1e-9:
+                continue
+            completed = (b.completed, *b.repeat_completed)[k]
+            found = (b.found, *b.repeat_found)[k]
+            assert completed == sum(_inside(p.jaccard, b) for p in with_it), (seed, b)
+            assert found == sum(_inside(p.jaccard, b) for p in without), (seed, b)
+    pairs, found = ev.at_least(0.5)
+    completed = ev.completed_at_least(0.5)
+    assert completed is not None and pairs >= completed > found  # completion found what LSH missed
+    assert ev.completion_checks > 0
+    high = [b for b in ev.bins if b.pairs and b.low >= 0.5]
+    assert all(b.recall_completed is not None and b.recall is not None for b in high)
+    assert sum(b.recall_completed - b.recall for b in high) > 0  # type: ignore[operator]
 
 
 def test_evaluate_repeat_seeds_wrap_past_the_largest_seed(make_tree: TreeFactory) -> None:
@@ -85,8 +131,11 @@ def test_tune_json_and_table() -> None:
     assert (doc["recommended"]["bands"], doc["recommended"]["rows"]) == (bands, rows)
     assert doc["recommended"]["p_threshold"] == pytest.approx(s_curve(0.5, bands, rows), abs=1e-4)
     assert {(c["bands"], c["rows"]) for c in doc["choices"]} >= {(12, 4), (bands, rows)}
+    # tune's P(s) is LSH alone; it says so rather than count on family completion
+    assert doc["completion"]["accounted_for"] is False and "family completion" in doc["completion"]["note"]
     code, out, _ = run("tune", "-t", "0.5")
     assert code == ExitCode.OK and f"--bands {bands} --rows {rows}" in out and "threshold 0.5" in out
+    assert "does not count on family completion" in " ".join(out.split())
     assert run("tune", "-t", "50")[0] == ExitCode.USAGE
     assert "raise --max-hashes" in run("tune", "-t", "0.95", "--max-hashes", "4", "--min-recall", "0.999")[1]
 

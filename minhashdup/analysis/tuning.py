@@ -40,13 +40,23 @@ class Tuning:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """``{threshold, max_hashes, min_recall, bits, choices, recommended, most_selective}``."""
+        """``{threshold, max_hashes, min_recall, bits, choices, recommended, most_selective,
+        completion}``."""
         return {
             **self.settings,
             "choices": [choice_dict(c) for c in self.choices],
             "recommended": choice_dict(self.recommended) if self.recommended else None,
             "most_selective": choice_dict(self.most_selective) if self.most_selective else None,
+            "completion": {"accounted_for": False, "note": COMPLETION_NOTE},
         }
+
+
+#: What ``tune`` says of family completion: it cannot count on it, for the gain depends on the tree.
+COMPLETION_NOTE = (
+    "P(s) is LSH alone: the recommendation does not count on family completion, which a scan runs"
+    " by default and which finds more pairs where similar files come in families (by how much depends"
+    " on the tree; minhashdup evaluate measures it per bin). A setting chosen here is a floor."
+)
 
 
 def choice_dict(c: Choice) -> dict[str, Any]:

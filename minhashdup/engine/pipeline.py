@@ -36,7 +36,7 @@ from minhashdup.result import Group, Result, Skip, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
 from minhashdup.source.walk import FileEntry, walk
 
-__all__ = ["Engine", "ProgressBar", "ProgressFactory", "Walked", "collect", "find_pairs", "scan"]
+__all__ = ["Engine", "ProgressBar", "ProgressFactory", "Walked", "collect", "complete_families", "find_pairs", "scan"]
 
 
 def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactory | None = None) -> Result:
@@ -149,7 +149,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     stats.oversize_buckets = len(oversize)
     named = pairs.named_groups(corpus, prep.groups)
     with timer("exact"):
-        checked = exact.verify(cand, prep.rep_sets, _edge_floor(config))
+        checked = exact.verify(cand, prep.rep_sets, edge_floor(config))
     ok, common, jac, capped = _complete(prep, sigs, cand, checked, named, config)
     with timer("exact"):
         est = signature.pair_estimates(sigs, ok, config.bits)
@@ -180,7 +180,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     return Result(config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups)
 
 
-def _edge_floor(config: Config) -> float:
+def edge_floor(config: Config) -> float:
     """What the exact check of the candidates keeps: with completion, the near pairs too
     (edges of the completion graph), else the pairs at the threshold."""
     return completion.near(config.threshold) if config.completes else config.threshold
@@ -195,7 +195,7 @@ def _complete(
     """The verified pairs of the candidates, and with ``config.completes`` those family
     completion adds (:func:`minhashdup.core.completion.complete`), counted in ``stats``.
 
-    ``checked`` holds the candidates' pairs at :func:`_edge_floor` (the completion graph's
+    ``checked`` holds the candidates' pairs at :func:`edge_floor` (the completion graph's
     edges), their common shingles and Jaccard. Returns the verified pairs, their common
     shingles and Jaccard, and the number of files the completion cap held back.
     """
@@ -207,16 +207,7 @@ def _complete(
     if not config.completes:
         return ok, common_ok, jac_ok, 0
     start = time.perf_counter()
-    floor = completion.estimate_floor(config.threshold, config.num_hashes, config.bits)
-    done = completion.complete(
-        edges,
-        jac,
-        prep.rep_sets,
-        config.threshold,
-        cap=config.completion_cap,
-        known=pair_codes(cand, len(prep.reps)),
-        likely=lambda proposed: signature.pair_estimates(sigs, proposed, config.bits) >= floor,
-    )
+    done = complete_families(prep.rep_sets, sigs, cand, edges, jac, config)
     stats.completion_checks, stats.completion_rounds = done.checks, done.rounds
     stats.completion_pairs = pairs.across(named, done.pairs)
     stats.seconds["complete"] = time.perf_counter() - start
@@ -225,6 +216,25 @@ def _complete(
         np.concatenate([common_ok, done.common]),
         np.concatenate([jac_ok, done.jaccard]),
         done.capped,
+    )
+
+
+def complete_families(
+    sets: Sequence[UInt64Array], sigs: UInt64Array, cand: np.ndarray, edges: np.ndarray, jac: np.ndarray, config: Config
+) -> completion.Completion:
+    """Family completion (:func:`minhashdup.core.completion.complete`) after the exact check
+    of ``cand``: ``edges`` are the candidates at :func:`edge_floor` with their Jaccard ``jac``;
+    proposals whose MinHash estimate (from ``sigs``, b-bit as configured) is below
+    :func:`~minhashdup.core.completion.estimate_floor` are not checked."""
+    floor = completion.estimate_floor(config.threshold, config.num_hashes, config.bits)
+    return completion.complete(
+        edges,
+        jac,
+        sets,
+        config.threshold,
+        cap=config.completion_cap,
+        known=pair_codes(cand, len(sets)),
+        likely=lambda proposed: signature.pair_estimates(sigs, proposed, config.bits) >= floor,
     )
 
 

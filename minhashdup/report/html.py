@@ -100,22 +100,32 @@ def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:
     p = ev.params
     measured = [(b.low, b.high, b.recall, b.pairs) for b in ev.bins if b.recall is not None]
     curve = svg.scurve_svg(p["bands"], p["rows"], p["bits"], p["threshold"], [], measured)
+    completing = ev.completed_at_least(0.0) is not None
     rows = "".join(
         f'<tr><td>{b.low:.1f}-{b.high:.1f}</td><td class="num">{b.pairs}</td><td class="num">{b.found}</td>'
-        f'<td class="num">{_opt(b.recall)}</td><td class="num">{_opt(b.predicted)}</td></tr>'
+        f'<td class="num">{_opt(b.recall)}</td>'
+        + (f'<td class="num">{_opt(b.recall_completed)}</td>' if completing else "")
+        + f'<td class="num">{_opt(b.predicted)}</td></tr>'
         for b in ev.bins
     )
     pairs, found = ev.at_least(p["threshold"])
+    completed = ev.completed_at_least(p["threshold"])
     seeds = "1 seed" if p["repeats"] == 1 else f"mean of {p['repeats']} seeds"
+    more = (
+        f" With family completion ({ev.completion_checks} more exact checks), {completed} were found."
+        if completing
+        else ""
+    )
     body = (
         f"<header><h1>LSH {p['bands']} x {p['rows']} against the exact all-pairs</h1>"
-        f'<p class="summary">{found} of the {pairs} pairs of similarity {p["threshold"]:g} and up were found, in '
-        f"{ev.candidates} candidates of {ev.all_pairs} pairs of distinct files.</p></header>"
+        f'<p class="summary">{found} of the {pairs} pairs of similarity {p["threshold"]:g} and up were found by LSH,'
+        f" in {ev.candidates} candidates of {ev.all_pairs} pairs of distinct files.{more}</p></header>"
         f'<main><div class="panels"><section class="panel"><h2>Predicted and measured</h2>'
-        f'<p class="muted">The curve is P(s); red squares are the measured recall per bin.</p>{curve}</section>'
+        f'<p class="muted">The curve is P(s); red squares are the measured recall of LSH per bin.</p>{curve}</section>'
         '<section class="panel"><h2>Bins</h2><table><thead><tr><th>similarity</th><th>true pairs</th>'
-        f"<th>found (seed {p['seed']})</th><th>recall ({seeds})</th><th>predicted</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></section></div></main>"
+        f"<th>found (seed {p['seed']})</th><th>recall ({seeds})</th>"
+        + (f"<th>with completion ({seeds})</th>" if completing else "")
+        + f"<th>predicted</th></tr></thead><tbody>{rows}</tbody></table></section></div></main>"
     )
     stream.write(_page("minhashdup evaluate", body))
 

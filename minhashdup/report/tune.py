@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from minhashdup.analysis.tuning import Tuning
+from minhashdup.analysis.tuning import COMPLETION_NOTE, Tuning
 from minhashdup.core.bands import TUNE_SIMILARITIES, Choice
 from minhashdup.report.console import make_console, on_terminal
 
@@ -20,7 +20,7 @@ DEFAULT = (12, 4)  # scan's --bands and --rows
 
 def render_tune_json(found: Tuning, stream: TextIO) -> None:
     """:meth:`Tuning.to_dict`: ``{threshold, max_hashes, min_recall, bits, choices, recommended,
-    most_selective}``."""
+    most_selective, completion}``."""
     json.dump(found.to_dict(), stream, indent=2)
     stream.write("\n")
 
@@ -54,6 +54,7 @@ def render_tune_table(found: Tuning, stream: TextIO) -> None:
     console.print(
         Panel(plot(curves, t), title="P(s): chance that a pair of similarity s becomes a candidate", expand=False)
     )
+    console.print(COMPLETION_NOTE)
 
 
 def _settings_table(
