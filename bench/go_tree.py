@@ -336,6 +336,10 @@ def report_scan(result, wall: float, peak: int) -> None:  # type: ignore[no-unty
         f"candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}, "
         f"oversize buckets: {s.oversize_buckets}"
     )
+    print(
+        f"found by: the candidates {s.candidate_pairs}, family completion {s.completion_pairs} "
+        f"({s.completion_checks} checks, {s.completion_rounds} rounds)"
+    )
 
 
 def check_recall(corpus, result, config: Config, root: Path) -> dict[tuple[str, str], float]:  # type: ignore[no-untyped-def]
@@ -357,6 +361,9 @@ def check_recall(corpus, result, config: Config, root: Path) -> dict[tuple[str, 
         f"recall: {len(hit)}/{len(true_by_path)} = {recall:.3f}; S-curve prediction (mean P(J)): "
         f"{predicted:.3f}; difference {100 * (recall - predicted):+.1f} points"
     )
+    alone = find_pairs(_fresh(corpus), dataclasses.replace(config, completion=False))
+    lsh = sum((p.a, p.b) in true_by_path for p in alone.pairs)
+    print(f"  LSH alone (--no-completion): {lsh}/{len(true_by_path)} = {lsh / len(true_by_path):.3f}")
     false = [k for k in found if k not in true_by_path]
     wrong = [k for k in hit if abs(found[k] - true_by_path[k]) > 1e-9]
     print(f"reported pairs not in the exact set: {len(false)}; reported J differing from exact: {len(wrong)}")
