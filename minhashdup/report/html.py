@@ -137,12 +137,17 @@ def _opt(x: float | None) -> str:
 def _header(result: Result, files: int, left_out: int) -> str:
     s, p = result.stats, result.params
     mode = "exact mode (no LSH)" if p.get("exact") else f"{p.get('bands')} x {p.get('rows')} bands x rows"
+    completion = (
+        f", {s.completion_checks} family completion checks ({s.completion_pairs} pairs found)"
+        if p.get("completion")
+        else ""
+    )
     note = f"; {left_out} paired files without their text" if left_out else ""
     return (
         "<header><h1>Near-duplicate files</h1>"
         f'<p class="summary">{files} files compared, {len(result.pairs)} pairs at Jaccard &ge; '
         f"{float(p.get('threshold', 0.5)):g} in {len(result.clusters)} clusters; {mode}, {s.candidates} candidates"
-        f"{escape(note)}. minhashdup {escape(__version__)}.</p></header>"
+        f"{completion}{escape(note)}. minhashdup {escape(__version__)}.</p></header>"
     )
 
 
