@@ -370,6 +370,20 @@ def test_the_scan_gives_completion_its_near_edges_and_every_candidate_as_known(
     assert result.stats.completion_checks == done.checks > 0
 
 
+def test_a_small_cap_holds_in_the_scan_and_is_warned_about(make_tree: TreeFactory) -> None:
+    root = family_tree(make_tree)
+    free = scan([str(root)], Config(jobs=1, **LOOSE))
+    tight = scan([str(root)], Config(jobs=1, completion_cap=2, **LOOSE))
+    reps = tight.stats.distinct_sets
+    assert 0 < tight.stats.completion_checks <= reps * 2 // 2 < free.stats.completion_checks
+    off = scan([str(root)], Config(jobs=1, completion=False, **LOOSE))
+    exact = scan([str(root)], Config(jobs=1, exact=True))
+    assert _found(off).items() < _found(tight).items() <= _found(exact).items()  # more than LSH alone, all exact
+    [warning] = [w for w in tight.warnings if w.startswith("family completion: ")]
+    assert "reached --completion-cap 2" in warning
+    assert not [w for w in free.warnings if w.startswith("family completion: ")]
+
+
 def test_exact_mode_does_not_run_completion(make_tree: TreeFactory) -> None:
     root = family_tree(make_tree)
     asked = scan([str(root)], Config(jobs=1, exact=True, completion=True))
