@@ -195,7 +195,9 @@ class _Graph:
 
     def __init__(self, edges: IntArray, jac: FloatArray, n: int, cap: int) -> None:
         self.edges, self.jac, self.n, self.cap = edges, jac, n, cap
-        self.fresh = np.ones(len(edges), dtype=bool)
+        # fresh[e, k]: edge e is new to its end k as a middle file (new since the last round,
+        # or that end joined a family since: its old edges are new to it as a middle)
+        self.fresh = np.ones((len(edges), 2), dtype=bool)
         self.in_family = np.zeros(n, dtype=bool)
         self.seen = np.empty(0, dtype=np.int64)
         self.budget = np.full(n, cap, dtype=np.int64)
@@ -214,11 +216,15 @@ class _Graph:
         self.seen = distinct(np.concatenate([self.seen, *(c for c in codes if c is not None)]))
 
     def add(self, edges: IntArray, jac: FloatArray, reported: BoolArray) -> None:
-        """New edges, the only fresh ones for the next round; ``reported`` marks those at the
-        threshold, whose files are in a family."""
-        self.in_family[edges[reported].ravel()] = True
+        """New edges, fresh for the next round; ``reported`` marks those at the threshold,
+        whose files are in a family. A file that joins a family now passes on its older edges
+        too: they are fresh to it as a middle file."""
+        joined = np.zeros(self.n, dtype=bool)
+        joined[edges[reported].ravel()] = True
+        joined &= ~self.in_family
+        self.in_family |= joined
+        self.fresh = np.r_[joined[self.edges], np.ones((len(edges), 2), dtype=bool)]
         self.edges, self.jac = np.r_[self.edges, edges], np.r_[self.jac, jac]
-        self.fresh = np.r_[np.zeros(len(self.fresh), dtype=bool), np.ones(len(edges), dtype=bool)]
 
     def spend(self, cand: IntArray, codes: IntArray) -> None:
         """Charge each file of ``cand`` a check, and mark the pairs decided."""
@@ -232,7 +238,7 @@ class _Graph:
         little alike, none a pair, would otherwise be checked pair by pair for nothing.)"""
         middle = np.r_[self.edges[:, 0], self.edges[:, 1]]
         end = np.r_[self.edges[:, 1], self.edges[:, 0]]
-        sim, new = np.r_[self.jac, self.jac], np.r_[self.fresh, self.fresh]
+        sim, new = np.r_[self.jac, self.jac], np.r_[self.fresh[:, 0], self.fresh[:, 1]]
         hub = self.in_family[middle]
         middle, end, sim, new = middle[hub], end[hub], sim[hub], new[hub]
         order = np.lexsort((end, -sim, middle))  # each middle file's partners, most similar first
