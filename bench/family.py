@@ -6,6 +6,9 @@ Run by hand (needs scipy: pip install -e '.[bench]'):
     python bench/family.py                       # a temporary tree, removed at the end
     python bench/family.py --out /tmp/family --repeats 3 --caps 25,400
 
+About 13 minutes on two shared cores with the defaults (most of it the 12 CLI scans, each
+exact-checking about 1.2 million LSH candidates); ``--repeats 1`` takes about 5.
+
 The tree is generated here, never committed: one base Python file of ``--lines`` lines, and
 ``--files`` copies of it, each with its own share of lines replaced by fresh random statements
 (a share drawn per copy, uniformly in ``--low``..``--high``), so the pairwise Jaccard spreads
