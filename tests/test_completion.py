@@ -374,7 +374,7 @@ def test_a_small_cap_holds_in_the_scan_and_is_warned_about(make_tree: TreeFactor
     exact = scan([str(root)], Config(jobs=1, exact=True))
     assert _found(off).items() < _found(tight).items() <= _found(exact).items()  # more than LSH alone, all exact
     [warning] = [w for w in tight.warnings if w.startswith("family completion: ")]
-    assert "reached --completion-cap 2" in warning
+    assert "--completion-cap 2 left pairs unchecked around " in warning
     assert not [w for w in free.warnings if w.startswith("family completion: ")]
 
 

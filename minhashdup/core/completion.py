@@ -247,35 +247,87 @@ class _Graph:
         self.capped[middle[starts[sizes > self.cap]]] = True
         keep = np.arange(len(middle)) - np.repeat(starts, sizes) < self.cap
         middle, end, sim, new = middle[keep], end[keep], sim[keep], new[keep]
-        parts = []
+        merged = _Proposals()
         for p, q in pairs_in_runs(*runs(middle)):
             via_new = new[p] | new[q]
             p, q = p[via_new], q[via_new]
             a, c = end[p], end[q]
+            spent = _spent(a, c, self.budget, self.capped)
             codes = np.minimum(a, c) * self.n + np.maximum(a, c)
-            undecided = ~_member(codes, self.seen)
-            sp, sq = sim[p][undecided], sim[q][undecided]
-            parts.append(_best_bounds(codes[undecided], sp + sq - 1.0, 1.0 - np.abs(sp - sq)))
-        if not parts:
-            return np.empty(0, np.int64), np.empty(0), np.empty(0)
-        codes, lower, upper = (np.concatenate(col) for col in zip(*parts, strict=True))
-        return _best_bounds(codes, lower, upper)
+            open_ = ~spent & ~_member(codes, self.seen)
+            sp, sq = sim[p][open_], sim[q][open_]
+            merged.add(codes[open_], sp + sq - 1.0, 1.0 - np.abs(sp - sq))
+        return merged.result()
 
     def within_budget(self, codes: IntArray, lower: FloatArray) -> IntArray:
-        """The codes to check this round, sorted: likeliest first (highest lower bound, then
-        code), a pair taken only while it ranks within both files' remaining checks."""
-        if not len(codes):
-            return codes
+        """The codes to check this round, sorted: in order of likelihood (highest lower bound,
+        then code), each pair while both its files have checks left. Done in passes over
+        arrays: each takes the pairs that rank within both files' remaining checks (the
+        likeliest pair left always does), until no pair is left or :data:`_PASSES` passes;
+        files whose checks run out with pairs left are marked capped."""
+        budget = self.budget.copy()
         codes = codes[np.lexsort((codes, -lower))]
-        ends = np.r_[codes // self.n, codes % self.n]
-        priority = np.r_[np.arange(len(codes)), np.arange(len(codes))]
-        by_file = np.lexsort((priority, ends))
-        starts, sizes = runs(ends[by_file])
-        rank = np.empty(len(ends), dtype=np.int64)
-        rank[by_file] = np.arange(len(ends)) - np.repeat(starts, sizes)
-        over = rank >= self.budget[ends]
-        self.capped[ends[over]] = True
-        return np.sort(codes[~(over[: len(codes)] | over[len(codes) :])])
+        taken: list[IntArray] = []
+        for _ in range(_PASSES):
+            codes = codes[~_spent(codes // self.n, codes % self.n, budget, self.capped)]
+            if not len(codes):
+                break
+            take = _ranked_within(codes, budget, self.n)
+            taken.append(codes[take])
+            np.subtract.at(budget, np.r_[codes[take] // self.n, codes[take] % self.n], 1)
+            codes = codes[~take]
+        return np.sort(np.concatenate([np.empty(0, np.int64), *taken]))
+
+
+#: Most passes of :meth:`_Graph.within_budget` in one round; pairs still left wait for a later
+#: round (the likeliest pair left is always taken, so a pass never takes nothing).
+_PASSES = 32
+
+
+def _spent(a: IntArray, c: IntArray, budget: IntArray, capped: BoolArray) -> BoolArray:
+    """Which pairs ``(a, c)`` have a file out of checks; those files are marked capped."""
+    out_a, out_c = budget[a] == 0, budget[c] == 0
+    capped[a[out_a]] = capped[c[out_c]] = True
+    return np.asarray(out_a | out_c)
+
+
+def _ranked_within(codes: IntArray, budget: IntArray, n: int) -> BoolArray:
+    """Which of ``codes`` (in priority order) rank below both their files' ``budget``."""
+    ends = np.r_[codes // n, codes % n]
+    priority = np.r_[np.arange(len(codes)), np.arange(len(codes))]
+    by_file = np.lexsort((priority, ends))
+    starts, sizes = runs(ends[by_file])
+    rank = np.empty(len(ends), dtype=np.int64)
+    rank[by_file] = np.arange(len(ends)) - np.repeat(starts, sizes)
+    over = rank >= budget[ends]
+    return np.asarray(~(over[: len(codes)] | over[len(codes) :]))
+
+
+class _Proposals:
+    """Proposals gathered chunk by chunk, merged by code (best bounds) whenever the rows
+    added since the last merge pass :data:`_MERGE_ROWS` and the merged rows: memory holds
+    about twice the distinct pairs, and the merges cost a sort of each row a few times."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[IntArray, FloatArray, FloatArray]] = []
+        self.merged = self.pending = 0  # rows in parts[0] once merged, rows after it
+
+    def add(self, codes: IntArray, lower: FloatArray, upper: FloatArray) -> None:
+        self.parts.append(_best_bounds(codes, lower, upper))
+        self.pending += len(self.parts[-1][0])
+        if self.pending > max(_MERGE_ROWS, self.merged):  # merging costs a sort of the merged rows
+            self.parts = [self.result()]
+            self.merged, self.pending = len(self.parts[0][0]), 0
+
+    def result(self) -> tuple[IntArray, FloatArray, FloatArray]:
+        if not self.parts:
+            return np.empty(0, np.int64), np.empty(0), np.empty(0)
+        if len(self.parts) == 1:
+            return self.parts[0]
+        return _best_bounds(*(np.concatenate(col) for col in zip(*self.parts, strict=True)))
+
+
+_MERGE_ROWS = 4_000_000
 
 
 def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:

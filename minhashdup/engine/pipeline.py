@@ -169,8 +169,9 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     ]
     if capped:
         warnings.append(
-            f"family completion: {capped} files reached --completion-cap {config.completion_cap} "
-            "(checks per file); pairs in their families may be missed: raise --completion-cap"
+            f"family completion: --completion-cap {config.completion_cap} left pairs unchecked around {capped} "
+            f"files (each passes on at most {config.completion_cap} similar partners and takes part in at most "
+            f"{config.completion_cap} checks); pairs in their families may be missed: raise --completion-cap"
         )
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
     notices = [s for s in prep.skips if not s.reason.is_filter]
