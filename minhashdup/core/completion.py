@@ -248,7 +248,7 @@ class _Graph:
         keep = np.arange(len(middle)) - np.repeat(starts, sizes) < self.cap
         middle, end, sim, new = middle[keep], end[keep], sim[keep], new[keep]
         merged = _Proposals()
-        for p, q in pairs_in_runs(*runs(middle)):
+        for p, q in pairs_in_runs(*runs(middle), chunk=_CHUNK):
             via_new = new[p] | new[q]
             p, q = p[via_new], q[via_new]
             a, c = end[p], end[q]
@@ -328,6 +328,10 @@ class _Proposals:
 
 
 _MERGE_ROWS = 4_000_000
+
+#: Proposals made at a time: each costs about a dozen 8-byte values on its way (ends, codes,
+#: bounds, masks), so a chunk holds about 100 MB.
+_CHUNK = 1_000_000
 
 
 def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:
