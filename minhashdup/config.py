@@ -133,7 +133,7 @@ class Config:
         check_whole("max_verified", self.max_verified, 1, 10**9)
         check_whole("jobs", self.jobs, 0, 1024)
         check_whole("bits", self.bits, 1, 64)
-        check_whole("completion_cap", self.completion_cap, 1, 10**6)
+        check_whole("completion_cap", self.completion_cap, 2, 10**6)  # a middle file passes on two partners at least
         self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)
@@ -192,6 +192,7 @@ class Config:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         out["completion"] = self.completes  # what ran: --exact leaves nothing to complete
+        out["completion_cap"] = self.completion_cap if self.completes else None  # shapes nothing then
         return out
 
 

@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minhashdup import Config, scan
+from minhashdup.core import completion, signature
 from minhashdup.core.completion import Completion, complete, near
 from minhashdup.core.runs import pair_codes
+from minhashdup.core.signature import Family
 from minhashdup.errors import ExitCode
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, render_go, run
@@ -441,3 +443,60 @@ def test_a_found_pyproject_may_lower_the_completion_cap_never_raise_it(
     else:
         assert code == ExitCode.OK, err
         assert json.loads(out)["params"]["completion_cap"] == cap
+
+
+def test_a_family_found_whole_warns_of_nothing_however_large() -> None:
+    # 120 files, every pair already verified: each middle file has more partners than the cap,
+    # but no pair is left to check, so nothing is capped (the scan would warn otherwise).
+    n = 120
+    sets = [np.sort(np.r_[np.arange(200), np.arange(1000 + 10 * k, 1005 + 10 * k)]).astype(np.uint64) for k in range(n)]
+    edges = np.array(list(itertools.combinations(range(n), 2)))
+    done = complete(edges, np.full(len(edges), 200 / 210), sets, 0.5, cap=100, known=pair_codes(edges, n))
+    assert (done.checks, done.capped) == (0, 0)
+    # the same family with one pair unknown: a middle file's partners beyond the cap hide it
+    unknown = edges[:-1]
+    done = complete(unknown, np.full(len(unknown), 200 / 210), sets, 0.5, cap=100)
+    assert done.pairs.tolist() == [edges[-1].tolist()] or done.capped > 0
+
+
+def test_pairs_left_after_the_last_pass_count_as_capped() -> None:
+    # A ladder of proposals whose priorities fall along a path, two checks per file: each pass
+    # takes few pairs, and what the pass limit leaves is not silently dropped.
+    n = 200
+    codes = np.array(sorted({i * n + j for i in range(n) for j in (i + 1, i + 2) if j < n}))
+    graph = completion._Graph(np.empty((0, 2), np.int64), np.empty(0), n, 2)
+    taken = graph.within_budget(codes, -(codes // n).astype(float))
+    counts = np.bincount(np.r_[taken // n, taken % n], minlength=n)
+    assert counts.max() <= 2
+    left = np.setdiff1d(codes, taken)
+    open_files = {int(x) for c in left for x in (c // n, c % n) if counts[x] < 2}
+    assert open_files and all(graph.capped[f] for f in open_files)
+
+
+@settings(max_examples=100, derandomize=True)
+@given(planted(), st.sampled_from([64, 4]))
+def test_the_estimate_floor_only_ever_passes_pairs_over(case: Planted, bits: int) -> None:
+    # With the scan's MinHash filter (b-bit too), completion checks fewer pairs; what it reports
+    # is still exact, and a subset of what it reports without the filter.
+    sigs = signature.truncate(Family(7, 48).sign(case.sets), bits)
+    floor = completion.estimate_floor(case.threshold, 48, bits)
+    assert 0 < floor < case.threshold
+    filtered = complete(
+        case.edges,
+        case.given_jaccard(),
+        case.sets,
+        case.threshold,
+        cap=case.n,
+        known=case.known,
+        likely=lambda proposed: signature.pair_estimates(sigs, proposed, bits) >= floor,
+    )
+    assert _pairs(filtered.pairs) <= _pairs(case.complete().pairs)
+    assert all(case.jac[a, b] >= case.threshold for a, b in _pairs(filtered.pairs))
+    assert filtered.checks <= case.complete().checks + filtered.pruned
+
+
+def test_params_record_the_cap_only_when_completion_runs(make_tree: TreeFactory) -> None:
+    root = family_tree(make_tree)
+    for options, want in (({}, 100), ({"completion": False}, None), ({"exact": True}, None)):
+        params = scan([str(root)], Config(jobs=1, **options)).params  # type: ignore[arg-type]
+        assert (params["completion"], params["completion_cap"]) == (want is not None, want)

@@ -170,6 +170,7 @@ class Evaluation:
     bins: list[Bin]
     seconds: dict[str, float]
     completion_checks: int = 0
+    exact_from: float = 0.0  # the exact all-pairs ran from here: low, or lower for completion's edges
 
     def at_least(self, similarity: float) -> tuple[int, int]:
         """(pairs, found) over the bins from ``similarity`` up."""
@@ -186,7 +187,7 @@ class Evaluation:
         return [b for b in self.bins if b.low >= similarity - 1e-9]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{params, candidates, completion_checks, all_pairs, bins, seconds}``."""
+        """``{params, candidates, completion_checks, all_pairs, bins, seconds, exact_from}``."""
         return {
             "params": self.params,
             "candidates": self.candidates,
@@ -194,6 +195,7 @@ class Evaluation:
             "all_pairs": self.all_pairs,
             "bins": [b.to_dict() for b in self.bins],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+            "exact_from": round(self.exact_from, 6),
         }
 
 
@@ -237,7 +239,8 @@ def evaluate(
     done = complete_families(sets, sigs, cand, edges, edge_jac, config) if config.completes else None
     lsh_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    truth, _, jac = exact.all_pairs(sets, min(low, edge_floor(config)))
+    bottom = min(low, edge_floor(config))
+    truth, _, jac = exact.all_pairs(sets, bottom)
     exact_seconds = time.perf_counter() - start
     codes = pair_codes(truth, n)
     found = [np.isin(codes, pair_codes(cand, n))]
@@ -255,7 +258,7 @@ def evaluate(
     bins = _bins(np.r_[jac[counted], 1.0], columns, np.r_[weight, inside], (low, width), config)
     params = {**config.params(), "low": low, "repeats": repeats}
     seconds = {"lsh": lsh_seconds, "exact": exact_seconds, "repeats": repeat_seconds}
-    return Evaluation(params, len(cand), pairs_among(n), bins, seconds, 0 if done is None else done.checks)
+    return Evaluation(params, len(cand), pairs_among(n), bins, seconds, done.checks if done else 0, bottom)
 
 
 def _repeats(

@@ -217,8 +217,8 @@ lsh_options = _stack(
         type=int,
         default=_DEFAULT.completion_cap,
         show_default=True,
-        help="Family completion checks at most this many pairs per file, and a file passes on at most"
-        " this many similar partners (bounds the work on a family of thousands of near copies).",
+        help="Family completion checks at most this many pairs per file (at least 2), and a file passes on"
+        " at most this many similar partners (bounds the work on a family of thousands of near copies).",
     ),
 )
 

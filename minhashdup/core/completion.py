@@ -21,7 +21,9 @@ pair is passed over) that rules most proposals out without an intersection. The 
 The work is bounded by one number, ``cap``: a file passes on at most its ``cap`` most similar
 partners (a middle file of degree ``d`` would otherwise propose ``d^2 / 2`` pairs), and takes
 part in at most ``cap`` completion checks over all rounds. A family of ``n`` files costs at most
-``n * cap / 2`` checks and ``n * cap^2 / 2`` proposals however many pairs LSH found inside it.
+``n * cap / 2`` checks, and a round at most ``n * cap^2 / 2`` proposals, however many pairs LSH
+found inside it (a round proposes only pairs through an edge new to its middle file, so all
+rounds together stay within a small multiple of that).
 Every reported pair is still exact and at or above the threshold.
 """
 
@@ -48,8 +50,9 @@ DEFAULT_CAP = 100
 NEAR_SHARE = 0.7
 
 #: A proposal whose MinHash estimate is this many standard errors below the threshold is not
-#: checked: a pair exactly at the threshold falls that low with a chance of 2.3%, a pair 0.1
-#: above it (at 48 hashes) well under 0.1%.
+#: checked. The estimate is a binomial share: at 48 hashes a pair exactly at 0.5 falls that low
+#: (17 agreements of 48 or fewer) with a chance of 3%, 5% at 0.9 and 8% at 0.99, more with b-bit
+#: values; a pair 0.1 above the threshold at most 0.14%.
 ESTIMATE_SLACK = 2.0
 
 #: Slack on the triangle bound: J values are floats, and a pair exactly at the threshold must
@@ -244,8 +247,10 @@ class _Graph:
         order = np.lexsort((end, -sim, middle))  # each middle file's partners, most similar first
         middle, end, sim, new = middle[order], end[order], sim[order], new[order]
         starts, sizes = runs(middle)
-        self.capped[middle[starts[sizes > self.cap]]] = True
-        keep = np.arange(len(middle)) - np.repeat(starts, sizes) < self.cap
+        first = np.repeat(starts, sizes)
+        keep = np.arange(len(middle)) - first < self.cap
+        if not keep.all():
+            self._mark_cut(middle, end, new, first, np.repeat(sizes, sizes), keep)
         middle, end, sim, new = middle[keep], end[keep], sim[keep], new[keep]
         merged = _Proposals()
         for p, q in pairs_in_runs(*runs(middle), chunk=_CHUNK):
@@ -253,18 +258,39 @@ class _Graph:
             p, q = p[via_new], q[via_new]
             a, c = end[p], end[q]
             spent = _spent(a, c, self.budget, self.capped)
+            a, c, p, q = a[~spent], c[~spent], p[~spent], q[~spent]
             codes = np.minimum(a, c) * self.n + np.maximum(a, c)
-            open_ = ~spent & ~_member(codes, self.seen)
+            open_ = ~_member(codes, self.seen)
             sp, sq = sim[p][open_], sim[q][open_]
             merged.add(codes[open_], sp + sq - 1.0, 1.0 - np.abs(sp - sq))
         return merged.result()
+
+    def _mark_cut(
+        self, middle: IntArray, end: IntArray, new: BoolArray, first: IntArray, degree: IntArray, keep: BoolArray
+    ) -> None:
+        """Mark capped the middle files whose partners beyond the cap may hide an undecided pair
+        (rows are partner edges; ``first`` is the row of each one's middle's most similar partner,
+        ``degree`` the middle's partner count). Two cheap tests, so that a family LSH found whole
+        warns of nothing: a partner with fewer decided pairs than the middle has partners
+        (it cannot have them all decided), or a cut partner whose pair with the middle's most
+        similar partner is undecided. A pair hidden past both goes unflagged: best effort."""
+        ends = np.r_[self.seen // self.n, self.seen % self.n]
+        decided = np.bincount(ends, minlength=self.n) if len(ends) else np.zeros(self.n, dtype=np.int64)
+        over = degree > self.cap
+        short = over & (decided[end] < degree)
+        self.capped[middle[short]] = True
+        rows = np.flatnonzero(~keep & (new | new[first]) & ~self.capped[middle])
+        cut, top = end[rows], end[first[rows]]
+        codes = np.minimum(cut, top) * self.n + np.maximum(cut, top)
+        self.capped[middle[rows][~_member(codes, self.seen)]] = True
 
     def within_budget(self, codes: IntArray, lower: FloatArray) -> IntArray:
         """The codes to check this round, sorted: in order of likelihood (highest lower bound,
         then code), each pair while both its files have checks left. Done in passes over
         arrays: each takes the pairs that rank within both files' remaining checks (the
         likeliest pair left always does), until no pair is left or :data:`_PASSES` passes;
-        files whose checks run out with pairs left are marked capped."""
+        files whose checks run out with pairs left, or with pairs left after the last pass,
+        are marked capped."""
         budget = self.budget.copy()
         codes = codes[np.lexsort((codes, -lower))]
         taken: list[IntArray] = []
@@ -276,11 +302,13 @@ class _Graph:
             taken.append(codes[take])
             np.subtract.at(budget, np.r_[codes[take] // self.n, codes[take] % self.n], 1)
             codes = codes[~take]
+        self.capped[codes // self.n] = self.capped[codes % self.n] = True  # left after the last pass
         return np.sort(np.concatenate([np.empty(0, np.int64), *taken]))
 
 
-#: Most passes of :meth:`_Graph.within_budget` in one round; pairs still left wait for a later
-#: round (the likeliest pair left is always taken, so a pass never takes nothing).
+#: Most passes of :meth:`_Graph.within_budget` in one round (the likeliest pair left is always
+#: taken, so a pass never takes nothing; dense families need a few). Pairs still left after them
+#: are proposed again only through a new edge, and their files count as capped.
 _PASSES = 32
 
 
@@ -336,10 +364,13 @@ _CHUNK = 1_000_000
 
 def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:
     """Which ``codes`` are in the sorted array ``sorted_codes``."""
-    if not len(sorted_codes):
+    if not len(sorted_codes) or not len(codes):
         return np.zeros(len(codes), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
-    return np.asarray(sorted_codes[pos] == codes)
+    order = np.argsort(codes, kind="stable")  # sorted queries: searchsorted walks the array once
+    pos = np.minimum(np.searchsorted(sorted_codes, codes[order]), len(sorted_codes) - 1)
+    out = np.empty(len(codes), dtype=bool)
+    out[order] = sorted_codes[pos] == codes[order]
+    return out
 
 
 def _best_bounds(codes: IntArray, lower: FloatArray, upper: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
@@ -352,14 +383,10 @@ def _best_bounds(codes: IntArray, lower: FloatArray, upper: FloatArray) -> tuple
     return codes[starts], np.maximum.reduceat(lower, starts), np.minimum.reduceat(upper, starts)
 
 
-def _result(
-    found: list[tuple[IntArray, IntArray, FloatArray]],
-    checked: list[IntArray],
-    pruned: int,
-    rounds: int,
-    capped: int,
-    n: int,
-) -> Completion:
+_Found = list[tuple[IntArray, IntArray, FloatArray]]
+
+
+def _result(found: _Found, checked: list[IntArray], pruned: int, rounds: int, capped: int, n: int) -> Completion:
     """The rounds' findings in one sorted :class:`Completion`."""
     empty = np.empty((0, 2), dtype=np.int64)
     ok = np.concatenate([empty, *(f[0] for f in found)])

@@ -207,6 +207,7 @@ def _complete(
     stats.candidate_pairs = pairs.across(named, ok)
     if not config.completes:
         return ok, common_ok, jac_ok, 0
+    pairs.check_listed(named, ok, config.max_verified)  # too many already: stop before completing
     start = time.perf_counter()
     done = complete_families(prep.rep_sets, sigs, cand, edges, jac, config)
     stats.completion_checks, stats.completion_rounds = done.checks, done.rounds

@@ -95,6 +95,6 @@ def _summary(ev: Evaluation, setting: str, repeats: int) -> list[str]:
     stages = "LSH candidates + exact check" + (" + completion" if completed is not None else "")
     lines.append(
         f"seconds, lexing excluded: {stages} {ev.seconds['lsh']:.2f}, "
-        f"exact all-pairs from {p['low']:g} {ev.seconds['exact']:.2f}, other seeds {ev.seconds['repeats']:.2f}"
+        f"exact all-pairs from {ev.exact_from:g} {ev.seconds['exact']:.2f}, other seeds {ev.seconds['repeats']:.2f}"
     )
     return lines
