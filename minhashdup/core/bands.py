@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace
-from minhashdup.core.runs import distinct, pairs_in_runs, runs
+from minhashdup.core.runs import code_pairs, distinct, pairs_in_runs, runs, unordered_codes
 from minhashdup.errors import check_share, check_threshold, check_whole
 
 IntArray = npt.NDArray[np.int64]
@@ -92,7 +92,7 @@ def candidate_pairs(keys: UInt64Array, max_bucket: int) -> tuple[IntArray, list[
         # distinct pairs and one band's, not ``bands`` copies of them.
         codes = distinct(np.concatenate([codes, band_codes]))
         oversize.extend(Oversize(band, size, example) for size, example in big)
-    return np.stack([codes // n, codes % n], axis=1), oversize
+    return code_pairs(codes, n), oversize
 
 
 def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray, list[tuple[int, int]]]:
@@ -103,8 +103,7 @@ def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray,
     keep = sizes <= max_bucket
     codes: list[IntArray] = []
     for p, q in pairs_in_runs(starts[keep], sizes[keep]):
-        a, b = order[p], order[q]
-        codes.append(np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b))
+        codes.append(unordered_codes(order[p], order[q], n))
     merged = np.concatenate(codes) if codes else np.empty(0, dtype=np.int64)
     return merged, big
 

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import ROW_BLOCK, distinct, rows, runs
+from minhashdup.core.runs import ROW_BLOCK, code_pairs, distinct, rows, runs
 from minhashdup.core.shingles import intersection_size
 
 IntArray = npt.NDArray[np.int64]
@@ -123,7 +123,7 @@ def prefix_candidates(sets: Sequence[UInt64Array], threshold: float, chunk: int 
     index = _PrefixIndex(*_ranked_prefixes(sets, sizes, threshold), sizes=sizes, threshold=threshold)
     codes = [index.block_codes(lo, hi, chunk) for lo, hi in index.blocks(chunk)]
     unique = np.concatenate(codes)  # blocks are of distinct sets, in order: codes come sorted
-    return np.stack([unique // n, unique % n], axis=1)
+    return code_pairs(unique, n)
 
 
 class _PrefixIndex:

@@ -121,3 +121,24 @@ def pair_codes(pairs: npt.NDArray[np.int64], n: int) -> IntArray:
         [2, 5]
     """
     return (pairs[:, 0].astype(np.int64) * n + pairs[:, 1]).astype(np.int64)
+
+
+def unordered_codes(a: npt.NDArray[np.integer], b: npt.NDArray[np.integer], n: int) -> IntArray:
+    """:func:`pair_codes` of the pairs ``{a[k], b[k]}`` in either order: the smaller first.
+
+    Example:
+        >>> unordered_codes(np.array([2, 0]), np.array([0, 1]), 3).tolist()
+        [2, 1]
+    """
+    low, high = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    return np.asarray(low * n + high, dtype=np.int64)
+
+
+def code_pairs(codes: IntArray, n: int) -> IntArray:
+    """The ``(m, 2)`` pairs of :func:`pair_codes` ``codes`` over ``n`` items: its inverse.
+
+    Example:
+        >>> code_pairs(np.array([2, 5]), 3).tolist()
+        [[0, 2], [1, 2]]
+    """
+    return np.stack([codes // n, codes % n], axis=1)
