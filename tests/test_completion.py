@@ -464,7 +464,7 @@ def test_pairs_left_after_the_last_pass_count_as_capped() -> None:
     # takes few pairs, and what the pass limit leaves is not silently dropped.
     n = 200
     codes = np.array(sorted({i * n + j for i in range(n) for j in (i + 1, i + 2) if j < n}))
-    graph = completion._Graph(np.empty((0, 2), np.int64), np.empty(0), n, 2)
+    graph = completion._Graph(n, 2)
     taken = graph.within_budget(codes, -(codes // n).astype(float))
     counts = np.bincount(np.r_[taken // n, taken % n], minlength=n)
     assert counts.max() <= 2

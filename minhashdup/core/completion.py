@@ -37,11 +37,12 @@ import numpy.typing as npt
 
 from minhashdup.core.exact import size_bound, verify
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import distinct, pair_codes, pairs_in_runs, runs
+from minhashdup.core.runs import code_pairs, distinct, pair_codes, pairs_in_runs, runs, unordered_codes
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+_Found = list[tuple[IntArray, IntArray, FloatArray]]  # new pairs, their common shingles, their Jaccard
 
 #: Default of ``cap``: completion checks per file, and partners a file passes on.
 DEFAULT_CAP = 100
@@ -150,10 +151,10 @@ def complete(
     n = len(sets)
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=n)
     jaccard = np.asarray(jaccard, dtype=np.float64)
-    graph = _Graph(np.empty((0, 2), dtype=np.int64), np.empty(0), n, cap)
+    graph = _Graph(n, cap)
     graph.add(np.asarray(edges, dtype=np.int64).reshape(-1, 2), jaccard, jaccard >= threshold)
     graph.decided(pair_codes(graph.edges, n), known)
-    found: list[tuple[IntArray, IntArray, FloatArray]] = []
+    found: _Found = []
     checked: list[IntArray] = []
     pruned = 0
     while graph.has_fresh:
@@ -178,17 +179,12 @@ def _next_round(
     codes, lower, upper = graph.proposals()
     hopeless = (upper < threshold - _SLACK) | (size_bound(sizes[codes // n], sizes[codes % n]) < threshold)
     if likely is not None and len(codes):
-        hopeless[~hopeless] = ~likely(_split(codes[~hopeless], n))
+        hopeless[~hopeless] = ~likely(code_pairs(codes[~hopeless], n))
     graph.decided(codes[hopeless])
     chosen = graph.within_budget(codes[~hopeless], lower[~hopeless])
-    cand = _split(chosen, n)
+    cand = code_pairs(chosen, n)
     graph.spend(cand, chosen)
     return cand, int(hopeless.sum())
-
-
-def _split(codes: IntArray, n: int) -> IntArray:
-    """Pair codes back to ``(k, 2)`` pairs."""
-    return np.stack([codes // n, codes % n], axis=1)
 
 
 class _Graph:
@@ -196,11 +192,12 @@ class _Graph:
     round, the files in a family (with a pair at the threshold), the pairs decided so far
     (sorted codes) and each file's remaining checks."""
 
-    def __init__(self, edges: IntArray, jac: FloatArray, n: int, cap: int) -> None:
-        self.edges, self.jac, self.n, self.cap = edges, jac, n, cap
+    def __init__(self, n: int, cap: int) -> None:
+        self.n, self.cap = n, cap
+        self.edges, self.jac = np.empty((0, 2), dtype=np.int64), np.empty(0)
         # fresh[e, k]: edge e is new to its end k as a middle file (new since the last round,
         # or that end joined a family since: its old edges are new to it as a middle)
-        self.fresh = np.ones((len(edges), 2), dtype=bool)
+        self.fresh = np.empty((0, 2), dtype=bool)
         self.in_family = np.zeros(n, dtype=bool)
         self.seen = np.empty(0, dtype=np.int64)
         self.budget = np.full(n, cap, dtype=np.int64)
@@ -259,7 +256,7 @@ class _Graph:
             a, c = end[p], end[q]
             spent = _spent(a, c, self.budget, self.capped)
             a, c, p, q = a[~spent], c[~spent], p[~spent], q[~spent]
-            codes = np.minimum(a, c) * self.n + np.maximum(a, c)
+            codes = unordered_codes(a, c, self.n)
             open_ = ~_member(codes, self.seen)
             sp, sq = sim[p][open_], sim[q][open_]
             merged.add(codes[open_], sp + sq - 1.0, 1.0 - np.abs(sp - sq))
@@ -281,7 +278,7 @@ class _Graph:
         self.capped[middle[short]] = True
         rows = np.flatnonzero(~keep & (new | new[first]) & ~self.capped[middle])
         cut, top = end[rows], end[first[rows]]
-        codes = np.minimum(cut, top) * self.n + np.maximum(cut, top)
+        codes = unordered_codes(cut, top, self.n)
         self.capped[middle[rows][~_member(codes, self.seen)]] = True
 
     def within_budget(self, codes: IntArray, lower: FloatArray) -> IntArray:
@@ -363,7 +360,8 @@ _CHUNK = 1_000_000
 
 
 def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:
-    """Which ``codes`` are in the sorted array ``sorted_codes``."""
+    """Which ``codes`` are in the sorted array ``sorted_codes`` (:func:`numpy.isin` would sort
+    the decided pairs again at every call, a hundred times a round)."""
     if not len(sorted_codes) or not len(codes):
         return np.zeros(len(codes), dtype=bool)
     order = np.argsort(codes, kind="stable")  # sorted queries: searchsorted walks the array once
@@ -381,9 +379,6 @@ def _best_bounds(codes: IntArray, lower: FloatArray, upper: FloatArray) -> tuple
     codes, lower, upper = codes[order], lower[order], upper[order]
     starts, _ = runs(codes)
     return codes[starts], np.maximum.reduceat(lower, starts), np.minimum.reduceat(upper, starts)
-
-
-_Found = list[tuple[IntArray, IntArray, FloatArray]]
 
 
 def _result(found: _Found, checked: list[IntArray], pruned: int, rounds: int, capped: int, n: int) -> Completion:

@@ -171,9 +171,8 @@ def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
     Raises:
         ScanLimitError: more rows than ``limit``; the message names the parameters to change.
     """
-    sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
-    across = sizes[ok[:, 0]] * sizes[ok[:, 1]] if len(ok) else np.zeros(0, dtype=np.int64)
-    rows = sum(g.pairs_listed for g in groups) + int(np.where(across <= MAX_LISTED_PAIRS, across, 1).sum())
+    between = _file_pairs(groups, ok)
+    rows = sum(g.pairs_listed for g in groups) + int(np.where(between <= MAX_LISTED_PAIRS, between, 1).sum())
     if rows > limit:
         raise ScanLimitError(
             "{rows:,} verified pairs exceed {0} {limit:,} (about {mib:,} MiB); raise {1}, narrow the {2}, or raise {0}",
@@ -188,8 +187,13 @@ def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
 
 def across(groups: list[Group], ok: np.ndarray) -> int:
     """File pairs that verified pairs of representatives stand for: ``len(a) * len(b)`` each."""
+    return int(_file_pairs(groups, ok).sum())
+
+
+def _file_pairs(groups: list[Group], ok: np.ndarray) -> np.ndarray:
+    """For each pair of groups in ``ok``, the file pairs it stands for."""
     sizes = np.array([len(g.files) for g in groups], dtype=np.int64)
-    return int((sizes[ok[:, 0]] * sizes[ok[:, 1]]).sum()) if len(ok) else 0
+    return sizes[ok[:, 0]] * sizes[ok[:, 1]] if len(ok) else np.zeros(0, dtype=np.int64)
 
 
 def expand(

@@ -208,11 +208,10 @@ def _complete(
     if not config.completes:
         return ok, common_ok, jac_ok, 0
     pairs.check_listed(named, ok, config.max_verified)  # too many already: stop before completing
-    start = time.perf_counter()
-    done = complete_families(prep.rep_sets, sigs, cand, edges, jac, config)
+    with _timed(stats.seconds, "complete"):
+        done = complete_families(prep.rep_sets, sigs, cand, edges, jac, config)
     stats.completion_checks, stats.completion_rounds = done.checks, done.rounds
     stats.completion_pairs = pairs.across(named, done.pairs)
-    stats.seconds["complete"] = time.perf_counter() - start
     return (
         np.concatenate([ok, done.pairs]),
         np.concatenate([common_ok, done.common]),
