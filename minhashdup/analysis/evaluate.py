@@ -172,6 +172,12 @@ class Evaluation:
     completion_checks: int = 0
     exact_from: float = 0.0  # the exact all-pairs ran from here: low, or lower for completion's edges
 
+    @property
+    def completes(self) -> bool:
+        """Whether the bins count family completion (``completed``): it ran with the scan's
+        settings (on, and not ``exact``)."""
+        return bool(self.params.get("completion"))
+
     def at_least(self, similarity: float) -> tuple[int, int]:
         """(pairs, found) over the bins from ``similarity`` up."""
         chosen = self._from(similarity)
@@ -180,8 +186,7 @@ class Evaluation:
     def completed_at_least(self, similarity: float) -> int | None:
         """Pairs found with family completion over the bins from ``similarity`` up (``None``
         without completion)."""
-        chosen = self._from(similarity)
-        return None if not chosen or chosen[0].completed is None else sum(b.completed or 0 for b in chosen)
+        return sum(b.completed or 0 for b in self._from(similarity)) if self.completes else None
 
     def _from(self, similarity: float) -> list[Bin]:
         return [b for b in self.bins if b.low >= similarity - 1e-9]

@@ -25,7 +25,7 @@ def render_evaluation_table(ev: Evaluation, stream: TextIO) -> None:
     setting = f"{p['bands']} x {p['rows']}" + ("" if p["bits"] == 64 else f" ({p['bits']}-bit)")
     table = Table(title=f"LSH {setting} against the exact all-pairs", title_justify="left")
     repeats = p.get("repeats", 1)
-    completing = ev.completed_at_least(0.0) is not None
+    completing = ev.completes
     for name in _columns(p, repeats, completing):
         table.add_column(name, justify="right")
     for b in ev.bins:
@@ -48,7 +48,7 @@ def _columns(p: dict[str, Any], repeats: int, completing: bool) -> list[str]:
 
 
 def _row(b: Bin, repeats: int, completing: bool) -> list[str]:
-    predicted = "-" if b.predicted is None else f"{b.predicted:.3f}"
+    predicted = three_places(b.predicted)
     diff = "-" if b.recall is None or b.predicted is None else f"{100 * (b.recall - b.predicted):+.1f} pts"
     if b.recall is None:
         recall = "-"
@@ -62,12 +62,13 @@ def _row(b: Bin, repeats: int, completing: bool) -> list[str]:
         row += [f"{b.recall_seed:.3f}", f"{r.min():.3f}-{r.max():.3f}"] if len(r) else ["-", "-"]
     row += [predicted, diff]
     if completing:
-        row.append(_share(b.recall_completed))
-        row += [_share(b.recall_completed_seed)] if repeats > 1 else []
+        row.append(three_places(b.recall_completed))
+        row += [three_places(b.recall_completed_seed)] if repeats > 1 else []
     return row
 
 
-def _share(x: float | None) -> str:
+def three_places(x: float | None) -> str:
+    """A share or similarity as the reports show it: three decimals, ``-`` for none."""
     return "-" if x is None else f"{x:.3f}"
 
 

@@ -19,6 +19,7 @@ from minhashdup._version import __version__
 from minhashdup.analysis.evaluate import Evaluation
 from minhashdup.analysis.regions import SideBySide
 from minhashdup.report import svg
+from minhashdup.report.evaluation import three_places
 from minhashdup.result import Result
 
 #: Most rejected candidates drawn (faintly) in the chord diagram.
@@ -100,12 +101,12 @@ def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:
     p = ev.params
     measured = [(b.low, b.high, b.recall, b.pairs) for b in ev.bins if b.recall is not None]
     curve = svg.scurve_svg(p["bands"], p["rows"], p["bits"], p["threshold"], [], measured)
-    completing = ev.completed_at_least(0.0) is not None
+    completing = ev.completes
     rows = "".join(
         f'<tr><td>{b.low:.1f}-{b.high:.1f}</td><td class="num">{b.pairs}</td><td class="num">{b.found}</td>'
-        f'<td class="num">{_opt(b.recall)}</td>'
-        + (f'<td class="num">{_opt(b.recall_completed)}</td>' if completing else "")
-        + f'<td class="num">{_opt(b.predicted)}</td></tr>'
+        f'<td class="num">{three_places(b.recall)}</td>'
+        + (f'<td class="num">{three_places(b.recall_completed)}</td>' if completing else "")
+        + f'<td class="num">{three_places(b.predicted)}</td></tr>'
         for b in ev.bins
     )
     pairs, found = ev.at_least(p["threshold"])
@@ -128,10 +129,6 @@ def render_evaluation_html(ev: Evaluation, stream: TextIO) -> None:
         + f"<th>predicted</th></tr></thead><tbody>{rows}</tbody></table></section></div></main>"
     )
     stream.write(_page("minhashdup evaluate", body))
-
-
-def _opt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
 
 
 def _header(result: Result, files: int, left_out: int) -> str:
