@@ -183,7 +183,7 @@ def write_report(
         >>> out = io.StringIO()
         >>> write_report(scan("examples"), "csv", out)
         >>> out.getvalue().splitlines()[0]
-        'a,b,jaccard,estimate,shingles_a,shingles_b,common,known'
+        'a,b,jaccard,estimate,shingles_a,shingles_b,common,known,vendored_a,vendored_b'
     """
     from minhashdup.report import FORMATS, render
 

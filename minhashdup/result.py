@@ -19,7 +19,9 @@ class Pair:
 
     ``a`` sorts before ``b``; ``estimate`` is the share of equal MinHash minima, the other
     numbers are exact counts of distinct shingles. ``known`` marks a pair recorded in the
-    baseline (``--baseline``): reported, but not counted by the gate.
+    baseline (``--baseline``): reported, but not counted by the gate. ``vendored_a`` and
+    ``vendored_b`` tell that a side is vendored code (under ``vendor/``, ``third_party/``,
+    ``node_modules/``, or ``linguist-vendored`` in ``.gitattributes``): still compared, marked.
     """
 
     a: str
@@ -30,6 +32,8 @@ class Pair:
     shingles_b: int
     common: int
     known: bool = False
+    vendored_a: bool = False
+    vendored_b: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys, for JSON/CSV."""
@@ -42,6 +46,8 @@ class Pair:
             "shingles_b": self.shingles_b,
             "common": self.common,
             "known": self.known,
+            "vendored_a": self.vendored_a,
+            "vendored_b": self.vendored_b,
         }
 
 

@@ -65,7 +65,18 @@ def test_json_document_shape_and_params(tree: Path) -> None:
     }
     [pair] = doc["pairs"]
     assert (pair["a"], pair["b"]) == (str(tree / "a" / "orig.go"), str(tree / "b" / "edit.go"))
-    assert list(pair) == ["a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common", "known"]
+    assert list(pair) == [
+        "a",
+        "b",
+        "jaccard",
+        "estimate",
+        "shingles_a",
+        "shingles_b",
+        "common",
+        "known",
+        "vendored_a",
+        "vendored_b",
+    ]
     assert pair["known"] is False
     assert pair["jaccard"] == pytest.approx(pair["common"] / (pair["shingles_a"] + pair["shingles_b"] - pair["common"]))
     assert doc["stats"]["skipped"] == {"binary": 1, "excluded": 1}

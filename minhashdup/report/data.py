@@ -8,7 +8,18 @@ from typing import TextIO
 
 from minhashdup.result import Result
 
-PAIR_FIELDS = ("a", "b", "jaccard", "estimate", "shingles_a", "shingles_b", "common", "known")
+PAIR_FIELDS = (
+    "a",
+    "b",
+    "jaccard",
+    "estimate",
+    "shingles_a",
+    "shingles_b",
+    "common",
+    "known",
+    "vendored_a",
+    "vendored_b",
+)
 
 
 def render_json(result: Result, stream: TextIO) -> None:
