@@ -36,6 +36,8 @@ RESULT_SHAPING = (
     "include",
     "exclude",
     "gitignore",
+    "include_generated",
+    "exclude_vendored",
 )
 
 
@@ -64,6 +66,10 @@ class Config:
         include: gitignore-style globs; when given, only matching files are scanned.
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
+        include_generated: scan generated files (:mod:`minhashdup.source.kinds`); by default
+            they are skipped as ``generated``, except files named in the paths.
+        exclude_vendored: leave vendored files out (as ``vendored`` filters); by default they
+            are compared and each pair says which side is vendored.
         jobs: worker processes for lexing; 0 means one per core. The default, 1, lexes in
             this process and starts none (the command line asks for all cores).
         cache: keep per-file shingles and signatures in the cache (see :mod:`minhashdup.engine.cache`);
@@ -104,6 +110,8 @@ class Config:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     gitignore: bool = True
+    include_generated: bool = False
+    exclude_vendored: bool = False
     jobs: int = 1
     cache: bool | None = None
     cache_dir: str | None = None
@@ -155,7 +163,7 @@ class Config:
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
-        for name in ("exact", "completion", "gitignore"):
+        for name in ("exact", "completion", "gitignore", "include_generated", "exclude_vendored"):
             check_switch(name, getattr(self, name))
         check_path("cache_dir", self.cache_dir)
         if isinstance(self.own_files, (str, bytes, os.PathLike)):  # it would be read letter by letter

@@ -162,6 +162,9 @@ class SkipReason(str, enum.Enum):
     LEX_ERROR = "lex-error"
     TOO_SMALL = "too-few-shingles"
     OWN_FILE = "minhashdup-file"
+    GENERATED = "generated"
+    NOT_CODE = "not-code"
+    VENDORED = "vendored"
 
     @property
     def is_filter(self) -> bool:
@@ -169,7 +172,14 @@ class SkipReason(str, enum.Enum):
         return self in _FILTERS
 
 
-_FILTERS = {SkipReason.EXCLUDED, SkipReason.NOT_INCLUDED, SkipReason.GITIGNORED, SkipReason.VCS, SkipReason.OWN_FILE}
+_FILTERS = {
+    SkipReason.EXCLUDED,
+    SkipReason.NOT_INCLUDED,
+    SkipReason.GITIGNORED,
+    SkipReason.VCS,
+    SkipReason.OWN_FILE,
+    SkipReason.VENDORED,
+}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -54,6 +54,8 @@ def test_json_document_shape_and_params(tree: Path) -> None:
         "include": [],
         "exclude": ["*_test.go"],
         "gitignore": True,
+        "include_generated": False,
+        "exclude_vendored": False,
         "baseline": None,
         "baseline_tolerance": 0.1,
         "new_only": False,

@@ -107,6 +107,19 @@ file_options = _stack(
         "--no-gitignore", "no_gitignore", is_flag=True, help="Do not honour .gitignore files and .git/info/exclude."
     ),
     click.option(
+        "--include-generated",
+        is_flag=True,
+        help="Scan generated files too. By default a file with Go's 'Code generated ... DO NOT EDIT.' header,"
+        " an @generated marker, a generator's name (*.pb.go, *.min.js) or linguist-generated in .gitattributes"
+        " is skipped as 'generated' (counted; -v lists them).",
+    ),
+    click.option(
+        "--exclude-vendored",
+        is_flag=True,
+        help="Leave out vendored files (under vendor/, third_party/ or node_modules/, or linguist-vendored in"
+        " .gitattributes). By default they are compared and each pair marks its vendored side.",
+    ),
+    click.option(
         "--max-size",
         type=ByteSize(),
         default=_DEFAULT.max_size,
@@ -336,6 +349,8 @@ def config_from(options: dict[str, Any]) -> Config:
         include=tuple(options["include"]),
         exclude=tuple(options["exclude"]),
         gitignore=not options["no_gitignore"],
+        include_generated=options.get("include_generated", False),
+        exclude_vendored=options.get("exclude_vendored", False),
         jobs=options["jobs"],
         cache=not options["no_cache"],
         cache_dir=options["cache_dir"],

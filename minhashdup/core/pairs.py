@@ -37,6 +37,7 @@ class Corpus:
     stats: Stats
     signatures: list[UInt64Array] = dataclasses.field(default_factory=list)
     family: Family | None = None  # the hash family of ``signatures``, if they were made
+    vendored: set[str] = dataclasses.field(default_factory=set)  # paths of vendored files (marked in pairs)
 
 
 @dataclasses.dataclass

@@ -11,6 +11,7 @@ then runs the same core functions on them, whatever the engine. The local engine
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from minhashdup.config import Config
 from minhashdup.core.pairs import Corpus
 from minhashdup.core.signature import Family
 from minhashdup.result import Skip, Stats
-from minhashdup.source.extracted import Extracted
+from minhashdup.source.extracted import Extracted, screened
 from minhashdup.source.walk import FileEntry
 
 
@@ -91,12 +92,15 @@ def corpus_of(walked: Walked, items: Sequence[Extracted], warnings: list[str], s
     for entry, item in zip(walked.files, items, strict=True):
         cpu += item.cpu
         stats.not_utf8 += item.not_utf8
+        item = screened(item, os.path.basename(entry.real), entry.check_generated, entry.data_ok)  # cache hits too
         if item.skip is not None:
             corpus.skips.append(Skip(entry.path, item.skip, item.detail))
             continue
         stats.files_scanned += 1
         stats.tokens += item.tokens
         corpus.paths.append(entry.path)
+        if entry.vendored:
+            corpus.vendored.add(entry.path)
         corpus.sets.append(item.shingles)
         corpus.lexers.append(item.lexer)
         assert item.signature is not None

@@ -157,7 +157,9 @@ class CachedFiles:
             if key is not None and key in entries:
                 e = entries[key]
                 skip = SkipReason(e.skip) if e.skip else None
-                results[i] = Extracted(i, e.shingles, e.tokens, e.lexer, skip, e.detail, e.not_utf8, sigs.get(key))
+                detail, generated = (e.detail, "") if skip else ("", e.detail)  # a lexed file's detail: its header
+                extracted = Extracted(i, e.shingles, e.tokens, e.lexer, skip, detail, e.not_utf8, sigs.get(key))
+                results[i] = dataclasses.replace(extracted, generated=generated)
         return results
 
     def _put(
@@ -185,10 +187,14 @@ class CachedFiles:
             key = _key(files[i], item.digest, self.config)
             if key != keys[i]:
                 changed.append(i)
-            if key is None or item.skip not in (None, SkipReason.NO_LEXER):
-                continue  # unreadable, binary, lexer crashes: not facts about the content to keep
+            fact = item.skip is None or (item.skip is SkipReason.NO_LEXER and not item.generated)
+            if key is None or not fact:
+                # unreadable, binary, lexer crashes: not facts about the content to keep; generated
+                # or not-code skips: decisions of this scan's options (a later scan may want the file)
+                continue
             skip = item.skip.value if item.skip else None
-            entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, item.detail)))
+            detail = item.detail if item.skip else item.generated  # a lexed file's detail: its generated header
+            entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, detail)))
             if item.signature is not None:
                 sigs.append((key, item.signature))
         self.store.put_many(entries)

@@ -14,6 +14,7 @@ else into the returned :class:`Result`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -32,9 +33,9 @@ from minhashdup.core.signature import Family
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
-from minhashdup.result import Group, Result, Skip, SkipReason
+from minhashdup.result import Group, Pair, Result, Skip, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
-from minhashdup.source.walk import FileEntry, walk
+from minhashdup.source.walk import FileEntry, Kinds, walk
 
 __all__ = ["Engine", "ProgressBar", "ProgressFactory", "Walked", "collect", "complete_families", "find_pairs", "scan"]
 
@@ -87,8 +88,14 @@ def collect(paths: PathsArg, config: Config, progress: ProgressFactory | None = 
 def walk_files(roots: Sequence[str], config: Config) -> Walked:
     """The walk of ``roots`` under ``config``'s filters, the run's own reports left out."""
     t0 = time.perf_counter()
+    kinds = Kinds(config.include_generated, config.exclude_vendored)
     walked = walk(
-        roots, include=config.include, exclude=config.exclude, gitignore=config.gitignore, max_size=config.max_size
+        roots,
+        include=config.include,
+        exclude=config.exclude,
+        gitignore=config.gitignore,
+        max_size=config.max_size,
+        kinds=kinds,
     )
     t1 = time.perf_counter()
     files, own = _own_files(walked.files, config.own_files)
@@ -157,6 +164,7 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
         pairs.check_listed(named, ok, config.max_verified)
         listed, stats.verified_pairs = pairs.expand(named, ok, common, jac, est)
         clusters = pairs.clusters([g.files for g in named], ok, jac)
+    listed = _marked(listed, corpus.vendored)
     stats.pairs_listed = len(listed)
     stats.new_pairs = stats.verified_pairs  # until a review (baseline, changed files) says otherwise
     stats.clusters = len(clusters)
@@ -179,6 +187,13 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     rejected = pairs.rejected(cand, ok, [corpus.paths[i] for i in reps])
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
     return Result(config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups)
+
+
+def _marked(listed: list[Pair], vendored: set[str]) -> list[Pair]:
+    """The pairs, each side marked when it is vendored."""
+    if not vendored:
+        return listed
+    return [dataclasses.replace(p, vendored_a=p.a in vendored, vendored_b=p.b in vendored) for p in listed]
 
 
 def edge_floor(config: Config) -> float:

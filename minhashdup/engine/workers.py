@@ -24,8 +24,9 @@ _INLINE_BYTES = 256 * 1024
 #: After this many worker deaths in one scan, the rest is lexed in the main process.
 MAX_WORKER_DEATHS = 10
 
-#: One file of a batch: its index, its real path and its bytes when they were read already.
-_Item = tuple[int, str, "bytes | None"]
+#: One file of a batch: its index, its real path, its bytes when they were read already, and its
+#: kind's checks (``FileEntry.check_generated``, ``FileEntry.data_ok``).
+_Item = tuple[int, str, "bytes | None", bool, bool]
 _Batch = tuple[tuple[_Item, ...], int, "Family | None", str, float, int]
 
 
@@ -33,14 +34,15 @@ def _extract_batch(batch: _Batch) -> list[Extracted]:
     items, shingle, family, engine, timeout, max_size = batch
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
-        extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data)
-        for index, path, data in items
+        extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data, check, data_ok)
+        for index, path, data, check, data_ok in items
     ]
 
 
 def _item(files: Sequence[FileEntry], index: int) -> _Item:
     entry = files[index]
-    return index, entry.real, entry.data if isinstance(entry, ReadEntry) else None
+    data = entry.data if isinstance(entry, ReadEntry) else None
+    return index, entry.real, data, entry.check_generated, entry.data_ok
 
 
 def extract_all(
@@ -102,8 +104,8 @@ def _inline(
     max_size: int,
 ) -> Iterator[Extracted]:
     for index in indices:
-        _, path, data = _item(files, index)
-        yield extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data)
+        _, path, data, check, data_ok = _item(files, index)
+        yield extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data, check, data_ok)
         if on_done:
             on_done(1)
 
@@ -172,7 +174,7 @@ class _Workers:
                     done += 1
                     yield result
         except BrokenProcessPool:
-            ((index, _, _),), *_ = singles[done]
+            ((index, *_),), *_ = singles[done]
             died = "the worker process died on this file"
             yield [Extracted(index, extract.NONE, skip=SkipReason.LEX_ERROR, detail=died)]
             self.deaths += 1

@@ -20,7 +20,7 @@ from minhashdup.analysis.evaluate import Evaluation
 from minhashdup.analysis.regions import SideBySide
 from minhashdup.report import svg
 from minhashdup.report.evaluation import three_places
-from minhashdup.result import Result
+from minhashdup.result import Pair, Result
 
 #: Most rejected candidates drawn (faintly) in the chord diagram.
 MAX_REJECTED = 20_000
@@ -74,6 +74,11 @@ def render_html(result: Result, stream: TextIO, sources: SideBySide | None = Non
     stream.write(_page("minhashdup report", "".join(body)))
 
 
+def _v(pair: Pair) -> int:
+    """Which side of ``pair`` is vendored: 1 the first, 2 the second, 3 both."""
+    return int(pair.vendored_a) + 2 * int(pair.vendored_b)
+
+
 def _data(
     result: Result, files: list[str], pairs: list[tuple[int, int]], colours: list[str], sources: SideBySide | None
 ) -> dict[str, Any]:
@@ -83,7 +88,7 @@ def _data(
     return {
         "files": files,
         "pairs": [
-            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known)]
+            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known), _v(p)]
             for (a, b), p in zip(pairs, result.pairs, strict=True)
         ],
         "clusters": [

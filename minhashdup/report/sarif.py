@@ -190,6 +190,7 @@ def _pair_result(pair: Pair, run: Run | None, project: Project, baselined: bool)
             "common": pair.common,
             "shingles": [pair.shingles_a, pair.shingles_b],
             "known": pair.known,
+            "vendored": [pair.vendored_a, pair.vendored_b],  # this file, the other
         },
     }
     if run:

@@ -8,6 +8,7 @@ engines run it (:mod:`minhashdup.engine.workers` over a process pool).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -20,7 +21,8 @@ from minhashdup.core.hashing import content_digest
 from minhashdup.core.shingles import shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
-from minhashdup.source.extracted import Extracted
+from minhashdup.source.extracted import Extracted, screened
+from minhashdup.source.kinds import generated_marker
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts
 
@@ -68,6 +70,8 @@ def extract_file(
     timeout: float = 0.0,
     max_size: int = MIB,
     data: bytes | None = None,
+    check_generated: bool = False,
+    data_ok: bool = True,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
@@ -78,7 +82,10 @@ def extract_file(
     and at most ``max_size`` bytes of it (a file grown past that is ``too-large``). With
     ``data`` (the file's bytes, read already by the caller), ``path`` is not read: ``data`` is
     lexed, under the same checks (size, NUL bytes). The result carries the digest of the bytes
-    lexed, for the cache.
+    lexed, for the cache, and the generated header it holds (:func:`.kinds.generated_marker`),
+    if any. With ``check_generated``, a file with such a header is skipped as ``generated``, and
+    without ``data_ok`` a data or prose file as ``not-code`` (:func:`.extracted.screened`), neither
+    lexed.
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
@@ -93,26 +100,42 @@ def extract_file(
     if b"\0" in content:
         return Extracted(index, NONE, skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(content)
+    base = Extracted(index, NONE, not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
     t1 = time.process_time()
-    try:
-        with deadline(timeout):
-            lexer = lexer_for(os.path.basename(path), text)
-            tokens = token_texts(lexer, text, engine)
-    except LexTimeout:
-        detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
-        return Extracted(index, NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8, digest=digest)
-    except NoLexerError as err:
-        return Extracted(index, NONE, skip=SkipReason.NO_LEXER, detail=str(err), not_utf8=not_utf8, digest=digest)
-    except Exception as err:  # a lexer bug on one file must not stop the scan
-        detail = f"{type(err).__name__}: {err}"[:200]
-        return Extracted(index, NONE, skip=SkipReason.LEX_ERROR, detail=detail, not_utf8=not_utf8, digest=digest)
+    lexed = _lexed(base, os.path.basename(path), text, engine, timeout, (check_generated, data_ok))
+    if isinstance(lexed, Extracted):
+        return lexed
+    lexer, tokens = lexed
     t2 = time.process_time()
     shingles = shingle_set(token_hashes(tokens), shingle)
     t3 = time.process_time()
     sig = family.sign([shingles])[0] if family is not None else None
     t4 = time.process_time()
     cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
-    return Extracted(index, shingles, len(tokens), lexer.name, None, "", not_utf8, sig, cpu, digest)
+    return dataclasses.replace(base, shingles=shingles, tokens=len(tokens), lexer=lexer, signature=sig, cpu=cpu)
+
+
+def _lexed(
+    base: Extracted, name: str, text: str, engine: str, timeout: float, screen: tuple[bool, bool]
+) -> tuple[str, list[str]] | Extracted:
+    """The lexer's name and the tokens of ``text``, or ``base`` as a skip: a lexer past its
+    deadline or failing, no lexer, or a kind that ``screen`` (``check_generated``, ``data_ok``)
+    leaves out (:func:`.extracted.screened`: then the file is not lexed)."""
+    try:
+        with deadline(timeout):
+            lexer = lexer_for(name, text)
+            kind = screened(dataclasses.replace(base, lexer=lexer.name), name, *screen)
+            if kind.skip is not None:
+                return kind
+            return lexer.name, token_texts(lexer, text, engine)
+    except LexTimeout:
+        detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
+        return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)
+    except NoLexerError as err:
+        return screened(dataclasses.replace(base, skip=SkipReason.NO_LEXER, detail=str(err)), name, *screen)
+    except Exception as err:  # a lexer bug on one file must not stop the scan
+        detail = f"{type(err).__name__}: {err}"[:200]
+        return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)
 
 
 def _content(path: str, max_size: int, data: bytes | None) -> bytes | tuple[SkipReason, str]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.result import SkipReason
+from minhashdup.source.kinds import not_code
 from minhashdup.source.walk import FileEntry
 
 
@@ -40,6 +43,8 @@ class Extracted:
     ``digest`` is the content digest (:func:`minhashdup.core.hashing.content_digest`) of the very
     bytes that were lexed, ``None`` when none could be read: the cache stores the shingles
     under it, never under a digest taken earlier, when the file may have held other bytes.
+    ``generated`` is the generated header the content holds (:func:`.kinds.generated_marker`),
+    ``""`` for none: a fact of the content, which the cache keeps, whatever the scan did with it.
     """
 
     index: int
@@ -52,3 +57,31 @@ class Extracted:
     signature: UInt64Array | None = None
     cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
     digest: bytes | None = None
+    generated: str = ""
+
+
+def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -> Extracted:
+    """``item``, or a skip when its kind leaves it out: a generated header when
+    ``check_generated`` (``generated``), a data or prose format (:func:`.kinds.not_code`) unless
+    ``data_ok`` (``not-code``). Applied to every file, lexed or from the cache, so that the
+    cache keeps facts (a header, a lexer) and each scan decides by its own options.
+
+    Example:
+        >>> item = Extracted(0, np.empty(0, np.uint64), lexer="JSON")
+        >>> screened(item, "a.json", False, False).skip, screened(item, "a.json", False, True).skip
+        (<SkipReason.NOT_CODE: 'not-code'>, None)
+    """
+    if check_generated and item.generated and item.skip in (None, SkipReason.NO_LEXER):  # whatever its language
+        return dataclasses.replace(
+            item, shingles=_NONE, signature=None, skip=SkipReason.GENERATED, detail=item.generated
+        )
+    if item.skip not in (None, SkipReason.NO_LEXER):
+        return item
+    why = "" if data_ok else not_code(name, item.lexer)  # a lockfile without a lexer too
+    if why:
+        detail = f"{why}; --include a glob matching it, or name it, to scan it"
+        return dataclasses.replace(item, shingles=_NONE, signature=None, skip=SkipReason.NOT_CODE, detail=detail)
+    return item
+
+
+_NONE = np.empty(0, dtype=np.uint64)

@@ -93,6 +93,7 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     """Why the entry ``name`` (at ``rel`` under the root) is left out, or ``None`` to keep it."""
     if name in VCS_DIRS:  # a file too: the ".git" file of a linked worktree or a submodule
         return SkipReason.VCS
+    rel = matchable(rel)
     probe = rel + "/" if is_dir else rel
     if rules.exclude is not None and rules.exclude.match_file(probe):
         return SkipReason.EXCLUDED
@@ -101,6 +102,23 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     if not is_dir and rules.include is not None and not rules.include.match_file(rel):
         return SkipReason.NOT_INCLUDED
     return None
+
+
+def matchable(path: str) -> str:
+    """``path`` as RE2 can match it: a name that is not UTF-8 (its bytes decoded as lone
+    surrogates) with each such byte as U+FFFD, which ``*`` and ``?`` match like any letter.
+
+    Example:
+        >>> matchable("caf\\udce9.go") == "caf\\ufffd.go"
+        True
+    """
+    if path.isascii():
+        return path
+    try:
+        data = path.encode("utf-8", "surrogateescape")  # the bytes of the name, as the OS gave them
+    except UnicodeEncodeError:  # a surrogate that no byte decoded to
+        data = path.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "replace")
 
 
 def _ignored(rel: str, is_dir: bool, ignores: Iterable[Ignore]) -> bool:
@@ -116,26 +134,31 @@ def _ignored(rel: str, is_dir: bool, ignores: Iterable[Ignore]) -> bool:
 
 def ignore_chain(root_real: str, warnings: list[str]) -> tuple[Ignore, ...]:
     """The .gitignore files from the enclosing repository's top down to ``root_real``."""
-    folders = [root_real]
-    top = root_real
-    while not os.path.exists(os.path.join(top, ".git")):
-        parent = os.path.dirname(top)
-        if parent == top:  # not inside a repository: only the root's own .gitignore
-            folders = [root_real]
-            top = root_real
-            break
-        top = parent
-        folders.append(top)
+    top, folders = repository_folders(root_real)
     chain: list[Ignore] = []
     # git follows a link for .git/info/exclude (not part of the tree), never for a .gitignore.
     info = _read_ignore_file(os.path.join(top, ".git", "info", "exclude"), None, warnings, follow=True)
     if info is not None:
-        chain.append(Ignore(info, _prefix(root_real, top), 0))
-    for folder in reversed(folders):
+        chain.append(Ignore(info, prefix_of(root_real, top), 0))
+    for folder in folders:
         spec = _read_ignore_file(os.path.join(folder, ".gitignore"), None, warnings)
         if spec is not None:
-            chain.append(Ignore(spec, _prefix(root_real, folder), 0))
+            chain.append(Ignore(spec, prefix_of(root_real, folder), 0))
     return tuple(chain)
+
+
+def repository_folders(root_real: str) -> tuple[str, list[str]]:
+    """The top of the repository holding ``root_real`` (the root itself outside one) and the
+    folders from that top down to the root, whose rules files apply to the root's files."""
+    folders = [root_real]
+    top = root_real
+    while not os.path.exists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:  # not inside a repository: only the root's own files
+            return root_real, [root_real]
+        top = parent
+        folders.append(top)
+    return top, folders[::-1]
 
 
 def with_folder_gitignore(
@@ -169,7 +192,7 @@ def nesting_warning(too_deep: Sequence[str]) -> str:
     )
 
 
-def _prefix(root_real: str, folder: str) -> str:
+def prefix_of(root_real: str, folder: str) -> str:
     """``root_real`` relative to its ancestor ``folder``, as a prefix for paths relative to the root."""
     rel = os.path.relpath(root_real, folder)
     return "" if rel == os.curdir else rel.replace(os.sep, "/") + "/"
@@ -180,6 +203,23 @@ def _read_ignore_file(
 ) -> pathspec.GitIgnoreSpec | None:
     """The rules of one ignore file; ``None`` when there is none, or with a warning when it is not usable.
 
+    Read by :func:`read_rules_file`; a pattern that cannot be compiled leaves the whole file out,
+    with a warning.
+    """
+    text = read_rules_file(path, shown, warnings, follow)
+    if text is None:
+        return None
+    try:
+        return _compile(text.splitlines())
+    except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
+        warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
+        return None
+
+
+def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: bool = False) -> str | None:
+    """The text of a rules file of the tree (``.gitignore``, ``.gitattributes``); ``None`` when
+    there is none, or with a warning when it is not usable.
+
     Only a regular file of at most :data:`IGNORE_FILE_LIMIT` bytes is read, without blocking;
     unless ``follow``, a file that is a symbolic link is not read either, as git (2.32 and later)
     does not follow links for a ``.gitignore`` of the tree. Not applying a file's rules scans
@@ -189,15 +229,12 @@ def _read_ignore_file(
         if not follow and stat.S_ISLNK(os.lstat(path).st_mode):
             why = "a symbolic link, which git does not follow either"
         else:
-            text = read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
-            return _compile(text.splitlines())
+            return read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
     except (FileNotFoundError, NotADirectoryError):  # no such file (NotADirectory: .git is a file)
         return None
     except (NotRegularFileError, TooLargeError) as err:  # "not a regular file (FIFO)", "more than N bytes"
         why = err.strerror or str(err)
     except OSError as err:
         why = f"cannot read ({err.strerror or err})"
-    except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
-        why = str(err)
     warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
     return None

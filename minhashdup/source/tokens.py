@@ -1,19 +1,24 @@
 """Source bytes to significant tokens: decoding, the lexer chosen by file name, and the engine.
 
 The steps a caller takes for one file: :func:`decode` the bytes, :func:`lexer_for` its name
-(and content), then :func:`token_texts` (or :func:`token_texts_with_lines`), which runs the
-fast engine (:mod:`.fastlex`) where it reproduces pygments exactly and pygments itself
-elsewhere. Which tokens count (comments and whitespace dropped) is decided in
-:mod:`.significant`, the same way by both engines.
+(or what it declares: a shebang, a modeline), then :func:`token_texts` (or
+:func:`token_texts_with_lines`), which runs the fast engine (:mod:`.fastlex`) where it
+reproduces pygments exactly and pygments itself elsewhere. Which tokens count (comments and
+whitespace dropped) is decided in :mod:`.significant`, the same way by both engines.
 """
 
 from __future__ import annotations
 
 import functools
+import io
+import os
+import re
 
+from identify.identify import parse_shebang, tags_from_interpreter
 from pygments.lexer import Lexer
-from pygments.lexers import find_lexer_class_for_filename, guess_lexer
+from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
 from pygments.lexers.special import TextLexer
+from pygments.modeline import get_filetype_from_buffer
 from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
@@ -47,23 +52,84 @@ def decode(data: bytes) -> tuple[str, bool]:
 
 
 def lexer_for(filename: str, text: str) -> Lexer:
-    """The pygments lexer for ``filename``; the content decides only when the name does not.
+    """The pygments lexer for ``filename``; when the name selects none, the one the file declares.
 
-    Plain text (pygments' ``TextLexer``) yields a single token per file, which cannot be
-    compared by shingles, so it counts as no lexer.
+    No other guessing from content: a name without a lexer counts only a shebang line
+    (``#!/usr/bin/env python3``, parsed by ``identify``) or an editor modeline (Emacs'
+    ``-*- mode: perl -*-`` on the first line, or the second after a shebang; Vim's
+    ``vim: set ft=ruby:`` in the first or last five lines). pygments' content guess lexed
+    LICENSE files as Transact-SQL. Plain text (pygments' ``TextLexer``) yields a single token
+    per file, which cannot be compared by shingles, so it counts as no lexer.
 
     Raises:
-        NoLexerError: neither the name nor the content selects a lexer.
+        NoLexerError: neither the name nor a declaration selects a lexer.
+
+    Example:
+        >>> lexer_for("build", "#!/usr/bin/env python3\\nprint(1)\\n").name
+        'Python'
     """
     cls = find_lexer_class_for_filename(filename, text)
     if cls is None:
-        try:
-            cls = type(guess_lexer(text))
-        except ClassNotFound:
-            cls = TextLexer
-    if cls is TextLexer:
-        raise NoLexerError("no pygments lexer for this file name or content")
+        cls = declared_lexer(text)
+    if cls is None or cls is TextLexer:
+        raise NoLexerError("no pygments lexer for this file name, and no shebang or modeline")
     return _instance(cls)
+
+
+def declared_lexer(text: str) -> type[Lexer] | None:
+    """The lexer class a file declares by its shebang line or an editor modeline, or ``None``.
+
+    Only the first and last lines are read, each cut at :data:`DECLARATION_CHARS`.
+
+    Example:
+        >>> declared_lexer("# -*- mode: ruby -*-\\nputs 1\\n").name, declared_lexer("LICENSE text")
+        ('Ruby', None)
+    """
+    head = text[: 8 * DECLARATION_CHARS].split("\n", 5)[:5]
+    tail = text[-8 * DECLARATION_CHARS :].rsplit("\n", 5)[-5:] if len(text) > 8 * DECLARATION_CHARS else []
+    lines = [line[:DECLARATION_CHARS] for line in head + tail]
+    names = [*_emacs_modes(lines[:2]), *_shebang_names(lines[0])]  # Emacs' mode line wins, as in Emacs
+    vim = get_filetype_from_buffer("\n".join(lines))
+    for name in [*names, *([vim] if vim else [])]:
+        try:
+            return type(get_lexer_by_name(name.lower()))
+        except ClassNotFound:
+            continue
+    return None
+
+
+#: The most characters of a line that the shebang and modeline checks read.
+DECLARATION_CHARS = 512
+
+
+def _shebang_names(first: str) -> list[str]:
+    """Names to look the shebang's interpreter up by: its own (``python3.11`` then ``python3``), then
+    the languages ``identify`` knows it for (``node``: javascript)."""
+    command = parse_shebang(io.BytesIO(first.encode("utf-8", "surrogateescape")))
+    if not command:
+        return []
+    interpreter = os.path.basename(command[0])
+    bare = interpreter.rstrip("0123456789.")
+    return [interpreter, bare, *sorted(tags_from_interpreter(interpreter) - {"shell"})]
+
+
+_EMACS = re.compile(r"-\*-\s*(.*?)\s*-\*-")
+_EMACS_MODE = re.compile(r"(?:^|;)\s*mode\s*:\s*([\w+.#-]+)", re.IGNORECASE)
+
+
+def _emacs_modes(lines: list[str]) -> list[str]:
+    """The mode of an Emacs ``-*- ... -*-`` line: the first line, or the second after a shebang."""
+    checked = lines[:2] if lines and lines[0].startswith("#!") else lines[:1]
+    for line in checked:
+        found = _EMACS.search(line)
+        if found is None:
+            continue
+        body = found.group(1)
+        if ":" not in body:
+            return [body] if body else []
+        mode = _EMACS_MODE.search(body)
+        return [mode.group(1)] if mode else []
+    return []
 
 
 @functools.lru_cache(maxsize=256)

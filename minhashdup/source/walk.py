@@ -25,7 +25,9 @@ from typing import NamedTuple
 
 from minhashdup.errors import InputPathError
 from minhashdup.result import Skip, SkipReason
+from minhashdup.source.attributes import GENERATED, VENDORED, Attributes, attribute_chain, marks, with_folder_attributes
 from minhashdup.source.ignore import (
+    IGNORE_NESTING_LIMIT,
     Rules,
     compile_globs,
     filtered,
@@ -33,6 +35,7 @@ from minhashdup.source.ignore import (
     nesting_warning,
     with_folder_gitignore,
 )
+from minhashdup.source.kinds import generated_name, vendored_path
 from minhashdup.source.safeio import MIB, kind_of
 
 
@@ -42,6 +45,12 @@ class FileEntry:
 
     ``mtime_ns`` and ``inode`` come from the same stat as ``size``: the cache uses the three
     to know a file unchanged without reading it.
+
+    What the walk found of its kind (:mod:`.kinds`): ``vendored`` (compared, marked);
+    ``check_generated``: whether a generated header skips it (not with ``include_generated``,
+    nor for a file named on the command line or marked ``-linguist-generated``);
+    ``data_ok``: whether data and prose formats are scanned (a file named on the command line
+    or matched by an ``--include`` glob).
     """
 
     path: str
@@ -49,6 +58,9 @@ class FileEntry:
     size: int
     mtime_ns: int = 0
     inode: int = 0
+    vendored: bool = False
+    check_generated: bool = False
+    data_ok: bool = True
 
 
 @dataclasses.dataclass
@@ -70,6 +82,7 @@ class _Folder(NamedTuple):
     rules: Rules
     ancestors: tuple[str, ...]
     via_link: bool
+    attributes: tuple[Attributes, ...]
 
 
 @dataclasses.dataclass
@@ -79,6 +92,14 @@ class _Candidate:
     order: int
 
 
+@dataclasses.dataclass(frozen=True)
+class Kinds:
+    """What the walk does with generated and vendored files (see :mod:`.kinds`)."""
+
+    include_generated: bool = False  # scan them (else: skipped as ``generated``)
+    exclude_vendored: bool = False  # leave them out as ``vendored`` (else: scanned, marked)
+
+
 def walk(
     paths: Sequence[str | os.PathLike[str]],
     *,
@@ -86,6 +107,7 @@ def walk(
     exclude: Sequence[str] = (),
     gitignore: bool = True,
     max_size: int = MIB,
+    kinds: Kinds = Kinds(),
 ) -> WalkResult:
     """Collect the files under ``paths`` (folders or files).
 
@@ -100,6 +122,11 @@ def walk(
         gitignore: honour ``.gitignore`` files (up to the enclosing repository's top)
             and ``.git/info/exclude``.
         max_size: files over this many bytes are skipped as ``too-large``.
+        kinds: generated files, known here by name (:func:`.kinds.generated_name`) or by
+            ``linguist-generated`` in ``.gitattributes``, are skipped as ``generated``, unless
+            ``kinds.include_generated`` or named in ``paths``; files in vendor folders or
+            marked ``linguist-vendored`` are marked ``vendored``, and left out with
+            ``kinds.exclude_vendored``. ``.gitattributes`` files are read whatever ``gitignore``.
 
     Returns:
         A :class:`WalkResult`; ``files`` in root order; within a root, the tree without
@@ -116,7 +143,7 @@ def walk(
     """
     inc = compile_globs(include, "--include")  # walk() names the flags (called alone; Config checks first)
     exc = compile_globs(exclude, "--exclude")
-    walker = _Walker(max_size=max_size, warnings=[])
+    walker = _Walker(max_size=max_size, warnings=[], kinds=kinds)
     for raw in paths:
         given = os.fspath(raw)
         if not os.path.lexists(given):
@@ -124,15 +151,18 @@ def walk(
         if os.path.isdir(given):
             root_real = os.path.realpath(given)
             chain = ignore_chain(root_real, walker.warnings) if gitignore else ()
-            walker.walk_root(given, root_real, Rules(inc, exc, chain), gitignore)
+            attributes = attribute_chain(root_real, walker.warnings)
+            walker.walk_root(given, root_real, Rules(inc, exc, chain), attributes, gitignore)
         else:
-            walker.add_file(given, given)
+            named = os.path.normpath(given).replace(os.sep, "/")
+            walker.add_file(given, given, vendored=vendored_path(named), check_generated=False, data_ok=True)
     return walker.result()
 
 
 class _Walker:
-    def __init__(self, max_size: int, warnings: list[str]) -> None:
+    def __init__(self, max_size: int, warnings: list[str], kinds: Kinds) -> None:
         self.max_size = max_size
+        self.kinds = kinds
         self.warnings = warnings
         self.skips: list[Skip] = []
         self.candidates: list[_Candidate] = []
@@ -150,10 +180,12 @@ class _Walker:
         via_link: bool = False,
         real: str | None = None,
         entry: os.DirEntry[str] | None = None,
+        **kind: bool,
     ) -> None:
         """Record a file found (or named) at ``shown``; ``real`` is its resolved path if known.
 
-        ``entry``, for a file that is not a link, gives the stat without following it again.
+        ``entry``, for a file that is not a link, gives the stat without following it again;
+        ``kind`` sets the :class:`FileEntry` fields of its kind.
         """
         try:
             st = entry.stat(follow_symlinks=False) if entry is not None else os.stat(full)
@@ -165,10 +197,12 @@ class _Walker:
         elif st.st_size > self.max_size:
             self.skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
         else:
-            found = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino)
+            found = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, **kind)
             self.candidates.append(_Candidate(found, via_link, len(self.candidates)))
 
-    def walk_root(self, given: str, root_real: str, rules: Rules, gitignore: bool) -> None:
+    def walk_root(
+        self, given: str, root_real: str, rules: Rules, attributes: tuple[Attributes, ...], gitignore: bool
+    ) -> None:
         """Walk one root, each real folder once: first the tree without links, then the folders
         that links lead to, in the order the links were found.
 
@@ -178,7 +212,7 @@ class _Walker:
         """
         self.walked = {}
         self.links.clear()
-        self._walk_tree(_Folder(given, given, "", rules, (root_real,), False), gitignore)
+        self._walk_tree(_Folder(given, given, "", rules, (root_real,), False, attributes), gitignore)
         while self.links:
             self._walk_tree(self.links.popleft(), gitignore)
 
@@ -194,9 +228,15 @@ class _Walker:
                 continue
             self.walked[folder.ancestors[-1]] = folder.shown
             rules = folder.rules
-            if gitignore and folder.rel:
-                rules = with_folder_gitignore(
-                    folder.rules, folder.full, folder.shown, folder.rel, self.warnings, self.nested_too_deep
+            if folder.rel:
+                if gitignore:
+                    rules = with_folder_gitignore(
+                        folder.rules, folder.full, folder.shown, folder.rel, self.warnings, self.nested_too_deep
+                    )
+                folder = folder._replace(
+                    attributes=with_folder_attributes(
+                        folder.attributes, folder.full, folder.shown, folder.rel, self.warnings, IGNORE_NESTING_LIMIT
+                    )
                 )
             subfolders = []
             for entry in self._list(folder.shown, folder.full):  # files in name order, then each folder
@@ -231,14 +271,39 @@ class _Walker:
             self.skip(shown + ("/" if is_dir else ""), reason)
             return None
         if is_link:
-            self._follow(_Folder(shown, full, rel, rules, parent.ancestors, True))
+            self._follow(_Folder(shown, full, rel, rules, parent.ancestors, True, parent.attributes))
             return None
         # ancestors[-1] is the real path of the parent folder: no need to resolve again.
         real = os.path.join(parent.ancestors[-1], name)
         if is_dir:
-            return _Folder(shown, full, rel, rules, (*parent.ancestors, real), parent.via_link)
-        self.add_file(shown, full, parent.via_link, real, entry)
+            return _Folder(shown, full, rel, rules, (*parent.ancestors, real), parent.via_link, parent.attributes)
+        kind = self._kind(shown, name, rel, rules, parent.attributes)
+        if kind is not None:
+            self.add_file(shown, full, parent.via_link, real, entry, **kind)
         return None
+
+    def _kind(
+        self, shown: str, name: str, rel: str, rules: Rules, attributes: tuple[Attributes, ...]
+    ) -> dict[str, bool] | None:
+        """The kind fields of the file at ``rel``, or ``None`` when its kind leaves it out (a skip
+        recorded): generated by its name or attributes, or vendored with ``exclude_vendored``."""
+        marked = marks(rel, attributes) if attributes else {}
+        generated = marked.get(GENERATED)
+        why = (
+            "linguist-generated in .gitattributes" if generated else "" if generated is False else generated_name(name)
+        )
+        if why and not self.kinds.include_generated:
+            self.skip(shown, SkipReason.GENERATED, why)
+            return None
+        vendored = marked.get(VENDORED, vendored_path(rel))
+        if vendored and self.kinds.exclude_vendored:
+            self.skip(shown, SkipReason.VENDORED, "--exclude-vendored")
+            return None
+        return {
+            "vendored": vendored,
+            "check_generated": not self.kinds.include_generated and generated is not False,
+            "data_ok": rules.include is not None,
+        }
 
     def _follow(self, link: _Folder) -> None:
         """A link found in a folder whose real path is ``link.ancestors[-1]``: scan the file it
@@ -252,7 +317,9 @@ class _Walker:
         if not _is_within(target, link.ancestors[0]):
             self.skip(link.shown, SkipReason.OUTSIDE, f"points to {target}")
         elif not os.path.isdir(target):
-            self.add_file(link.shown, link.full, via_link=True)
+            kind = self._kind(link.shown, os.path.basename(link.rel), link.rel, link.rules, link.attributes)
+            if kind is not None:
+                self.add_file(link.shown, link.full, True, None, None, **kind)
         elif any(_is_within(a, target) for a in link.ancestors):
             self.skip(link.shown + "/", SkipReason.CYCLE, f"points to its own ancestor {target}")
         else:

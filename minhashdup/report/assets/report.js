@@ -116,8 +116,8 @@
     const p = row.p;
     cell(tr, fmt(p[2]), true, data.colours[row.k]);
     cell(tr, fmt(p[3]), true);
-    cell(tr, files[p[0]]);
-    cell(tr, files[p[1]]);
+    cell(tr, files[p[0]] + (p[8] & 1 ? " (vendored)" : ""));
+    cell(tr, files[p[1]] + (p[8] & 2 ? " (vendored)" : ""));
     cell(tr, String(p[4]), true);
     cell(tr, p[7] ? "known" : "");
   }, openPair);

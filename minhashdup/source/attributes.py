@@ -1,0 +1,146 @@
+"""The ``linguist-generated`` and ``linguist-vendored`` attributes of ``.gitattributes`` files.
+
+GitHub's linguist reads these to leave generated and vendored files out of a repository's
+statistics and diffs; a repository that sets them has said which files are not its own code.
+The files are read as :mod:`.ignore` reads ``.gitignore`` files (regular files of at most
+:data:`~minhashdup.source.ignore.IGNORE_FILE_LIMIT` bytes, no links, at most
+:data:`~minhashdup.source.ignore.IGNORE_NESTING_LIMIT` on a path), from the repository's top
+and ``.git/info/attributes`` down to each folder, deeper files overriding shallower ones and
+later lines earlier ones, as in git.
+
+Patterns follow gitattributes(5): gitignore syntax, except that a pattern matches a path itself,
+never the files under a folder it matches (``vendor/** linguist-vendored``, not ``vendor/``),
+and negated patterns are not allowed. They are turned into regular expressions by pathspec and
+matched by RE2, in time linear in the path, whatever a pattern holds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple, Protocol
+
+import re2  # type: ignore[import-untyped]  # google-re2, pathspec's linear-time backend
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from minhashdup.source.ignore import matchable, prefix_of, read_rules_file, repository_folders
+
+#: The attributes read, by the kind of file they mark.
+GENERATED, VENDORED = "linguist-generated", "linguist-vendored"
+_WANTED = (GENERATED, VENDORED)
+#: pathspec's ending of a pattern that may also match a folder: for attributes it must match the path.
+_FOLDER_TAIL = "(?:(?P<ps_d>/)|$)"
+
+
+class _Pattern(Protocol):
+    def match(self, text: str) -> object: ...
+
+
+class _Line(NamedTuple):
+    pattern: _Pattern
+    values: tuple[tuple[str, bool | None], ...]  # attribute -> set (True), unset (False), unspecified (None)
+
+
+class Attributes(NamedTuple):
+    """One ``.gitattributes`` file in force; paths relative to the root are matched as
+    ``prefix + rel[strip:]`` (see :class:`minhashdup.source.ignore.Ignore`)."""
+
+    lines: tuple[_Line, ...]
+    prefix: str
+    strip: int
+    last: bool = False  # ``.git/info/attributes``: applied after every file of the tree
+
+
+def parse(text: str) -> tuple[_Line, ...]:
+    """The lines of a ``.gitattributes`` text that set, unset or clear the linguist attributes.
+
+    Example:
+        >>> [dict(line.values) for line in parse("*.pb.go linguist-generated\\nvendor/** -linguist-vendored\\n")]
+        [{'linguist-generated': True}, {'linguist-vendored': False}]
+    """
+    out = []
+    for raw in text.splitlines():
+        fields = raw.split()
+        if len(fields) < 2 or fields[0].startswith(("#", "[attr]", "!", '"')):
+            continue  # comments, macros, negated (invalid) and quoted patterns
+        values = tuple(v for v in (_value(f) for f in fields[1:]) if v is not None)
+        pattern = _compile(fields[0])
+        if values and pattern is not None:
+            out.append(_Line(pattern, values))
+    return tuple(out)
+
+
+def _value(field: str) -> tuple[str, bool | None] | None:
+    name, _, value = field.partition("=")
+    if name.startswith(("-", "!")):
+        state: bool | None = False if name[0] == "-" else None
+        name = name[1:]
+    else:
+        state = value.lower() not in ("false", "0") if value else True
+    return (name, state) if name in _WANTED else None
+
+
+def _compile(pattern: str) -> _Pattern | None:
+    if pattern.endswith("/"):
+        return None  # matches folders only: no file has the attribute (gitattributes(5))
+    try:
+        regex, _ = GitIgnoreSpecPattern.pattern_to_regex(pattern)
+    except Exception:  # an invalid pattern: its line is left out
+        return None
+    if regex is None:
+        return None
+    if regex.endswith(_FOLDER_TAIL):
+        regex = regex[: -len(_FOLDER_TAIL)] + "$"
+    try:
+        compiled: _Pattern = re2.compile(regex)
+        return compiled
+    except Exception:
+        return None
+
+
+def attribute_chain(root_real: str, warnings: list[str]) -> tuple[Attributes, ...]:
+    """The attributes files from the enclosing repository's top down to ``root_real``, then
+    ``.git/info/attributes`` (which git applies last)."""
+    top, folders = repository_folders(root_real)
+    chain = []
+    for folder in folders:
+        lines = _read(os.path.join(folder, ".gitattributes"), None, warnings)
+        if lines:
+            chain.append(Attributes(lines, prefix_of(root_real, folder), 0))
+    info = _read(os.path.join(top, ".git", "info", "attributes"), None, warnings, follow=True)
+    if info:
+        chain.append(Attributes(info, prefix_of(root_real, top), 0, last=True))
+    return tuple(chain)
+
+
+def with_folder_attributes(
+    chain: tuple[Attributes, ...], full: str, shown: str, rel: str, warnings: list[str], limit: int
+) -> tuple[Attributes, ...]:
+    """``chain`` and the ``.gitattributes`` of the folder at ``full`` (``rel`` under the root),
+    when it has one and the chain is shorter than ``limit``."""
+    if len(chain) >= limit:
+        return chain
+    lines = _read(os.path.join(full, ".gitattributes"), os.path.join(shown, ".gitattributes"), warnings)
+    return (*chain, Attributes(lines, "", len(rel) + 1)) if lines else chain
+
+
+def _read(path: str, shown: str | None, warnings: list[str], follow: bool = False) -> tuple[_Line, ...]:
+    text = read_rules_file(path, shown, warnings, follow)
+    return parse(text) if text else ()
+
+
+def marks(rel: str, chain: tuple[Attributes, ...]) -> dict[str, bool]:
+    """The linguist attributes set or unset on the file at ``rel`` (relative to the root).
+
+    Example:
+        >>> chain = (Attributes(parse("gen/** linguist-generated\\ngen/keep.go -linguist-generated"), "", 0),)
+        >>> marks("gen/a.go", chain), marks("gen/keep.go", chain), marks("a.go", chain)
+        ({'linguist-generated': True}, {'linguist-generated': False}, {})
+    """
+    found: dict[str, bool | None] = {}
+    rel = matchable(rel)
+    for attributes in sorted(chain, key=lambda a: a.last):  # stable: the tree's files in order, then info
+        path = attributes.prefix + rel[attributes.strip :]
+        for line in attributes.lines:
+            if line.pattern.match(path):
+                found.update(line.values)
+    return {name: state for name, state in found.items() if state is not None}
