@@ -213,6 +213,18 @@ def test_a_large_group_listed_in_part_is_one_row_counting_all_its_pairs() -> Non
     assert f"52 more rows not shown (1,276 pairs; 3 of the 4 families not at all): {SEE_ALL}" in out  # 49 + 1,225 + 2
 
 
+def test_a_review_that_keeps_part_of_a_group_counts_only_the_pairs_kept() -> None:
+    files = ("g/a.go", "g/b.go", "g/c.go", "g/d.go")
+    inside = [pair(x, y, 1.0) for n, x in enumerate(files) for y in files[n + 1 :]]
+    star = [pair("o/x.go", f"o/y{n}.go", 0.9 - n / 100) for n in range(4)]  # 5 files: before the group
+    whole = result_of(inside + star, [family(*star), family(*inside)], [Group(files, 100, 6)])
+    assert "4 more rows not shown (9 pairs; 1 of the 2 families not at all)" in drawn(whole, limit=1)
+    kept = whole.keep(lambda p: "g/a.go" in (p.a, p.b) or "o/x.go" in (p.a, p.b))  # e.g. --changed-since
+    assert len(kept.pairs) == 3 + 4
+    assert "4 more rows not shown (6 pairs; 1 of the 2 families not at all)" in drawn(kept, limit=1)  # 3 + 3
+    assert rows_of(drawn(kept, limit=0))[-1][1] == "4 identical files"  # still one row
+
+
 def test_families_come_largest_then_most_similar_first_and_their_rows_by_jaccard() -> None:
     pair_high = pair("zpair/a.go", "zpair/b.go", 0.99)
     four = [

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from minhashdup.core.pairs import listed_across
 from minhashdup.result import Cluster, Group, Pair, Result
 
 #: Rows of the table by default: with a family's heading rows, the rules between families,
@@ -165,14 +166,18 @@ class _Shown:
             summary = f"{shown[0]} and {n - 1} more"
         a = Side(f"{n} identical files", self.marks(group.files))
         each = f"{group.shingles} each"
-        return Row(1.0, a, Side(summary), group.shingles, each, group.pairs_total, listed, new, group=True)
+        pairs = group.pairs_total if listed >= group.pairs_listed else listed  # fewer: kept by a review
+        return Row(1.0, a, Side(summary), group.shingles, each, pairs, listed, new, group=True)
 
 
 def _rows(result: Result, shown: _Shown) -> list[tuple[tuple[str, ...], Row]]:
     """Every row, with the files of its first side (that find its family).
 
     A pair inside a group of three or more files joins the group's row; a pair across two
-    units (a file, or a group) joins theirs: both are counted in ``listed`` and ``new``.
+    units (a file, or a group) joins theirs: both are counted in ``listed`` and ``new``. A row
+    stands for every pair of its units when the scan listed them all, or in part as
+    :func:`~minhashdup.core.pairs.expand` does; else (a review kept only the pairs touching
+    changed files) for the pairs listed.
     """
     found: dict[tuple[tuple[str, ...], ...], list[Pair]] = {}
     for p in result.pairs:
@@ -190,7 +195,8 @@ def _rows(result: Result, shown: _Shown) -> list[tuple[tuple[str, ...], Row]]:
         ua, ub = key
         p = pairs[0]
         na, nb = (p.shingles_a, p.shingles_b) if p.a in ua else (p.shingles_b, p.shingles_a)
-        row = Row(p.jaccard, shown.side(ua), shown.side(ub), p.common, f"{na}/{nb}", len(ua) * len(ub), listed, new)
+        stands = len(ua) * len(ub) if listed == listed_across(len(ua), len(ub)) else listed
+        row = Row(p.jaccard, shown.side(ua), shown.side(ub), p.common, f"{na}/{nb}", stands, listed, new)
         out.append((ua, row))
     return out
 
