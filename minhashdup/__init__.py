@@ -37,6 +37,7 @@ from minhashdup.core.sketch import LSHIndex, MinHash
 from minhashdup.engine import pipeline as _pipeline
 from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
+from minhashdup.report.families import TABLE_LIMIT
 from minhashdup.result import Cluster, Pair, Result, Stats
 from minhashdup.source.paths import PathArg, PathsArg, path_list
 
@@ -160,6 +161,8 @@ def write_report(
     per: str = "pair",
     jobs: int = 1,
     warn: Callable[[str], object] | None = None,
+    limit: int = TABLE_LIMIT,
+    relative_to: str | None = None,
 ) -> None:
     """Write ``result`` in format ``fmt`` (``table``, ``json``, ``jsonl``, ``csv``, ``sarif``,
     ``html``) to ``stream``, as ``minhashdup scan --format`` does.
@@ -174,9 +177,13 @@ def write_report(
         jobs: worker processes for the runs (1: none; 0: one per core).
         warn: called with a warning for the user (a SARIF log cut to GitHub's limits);
             by default :func:`warnings.warn`.
+        limit: with the table, at most this many rows (0: every row); other formats list
+            every pair.
+        relative_to: with the table, show paths relative to this folder (``minhashdup scan``
+            passes its one PATH, or ``"."`` for several); ``None`` shows them as they are.
 
     Raises:
-        ConfigError: an unknown ``fmt`` or ``per``, or ``jobs`` out of range.
+        ConfigError: an unknown ``fmt`` or ``per``, or ``jobs`` or ``limit`` out of range.
 
     Example:
         >>> import io
@@ -192,7 +199,9 @@ def write_report(
     if per not in ("pair", "cluster"):
         raise ConfigError("{0} must be 'pair' or 'cluster' (got {value!r})", "per", value=per)
     check_whole("jobs", jobs, 0, 1024)
-    render(result, fmt, stream, **_report_inputs(result, fmt, per, jobs, warn))
+    check_whole("limit", limit, 0, 10**9)
+    table = {"limit": limit, "relative_to": relative_to} if fmt == "table" else {}
+    render(result, fmt, stream, **table, **_report_inputs(result, fmt, per, jobs, warn))
 
 
 def _report_inputs(

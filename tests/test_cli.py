@@ -103,9 +103,8 @@ def _boxes(text: str) -> tuple[dict[str, list[list[str]]], list[str]]:
 
 
 @pytest.mark.parametrize("relative", [False, True], ids=["long-paths", "short-paths"])
-def test_table_lists_pairs_then_clusters_then_summary(
-    tree: Path, relative: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_table_lists_pairs_by_family_then_summary(tree: Path, relative: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal: as wide as the paths need
     if relative:  # short paths: the narrowest table (100 columns), narrower than the summary
         monkeypatch.chdir(tree)
     root = Path(".") if relative else tree
@@ -115,20 +114,19 @@ def test_table_lists_pairs_then_clusters_then_summary(
     orig, edit, twin = (os.path.join(str(root), p) for p in ("a/orig.go", "b/edit.go", "c/other_test.go"))
     assert [(p.a, p.b) for p in result.pairs] == [(orig, twin), (orig, edit), (edit, twin)]
     tables, summary = _boxes(out)
-    assert list(tables) == ["Near-duplicate pairs (Jaccard >= 0.5)", "Clusters (families joined by pairs)"]
-    pairs, clusters = tables.values()
-    assert pairs == [["jaccard", "estimate", "file a", "file b", "common", "shingles a/b"]] + [
-        [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", p.a, p.b, str(p.common), f"{p.shingles_a}/{p.shingles_b}"]
-        for p in result.pairs
+    where = "the current folder" if relative else f"{tree}{os.sep}"
+    assert list(tables) == [
+        f"Near-duplicate pairs (Jaccard >= 0.5) by family, largest first; paths relative to {where}"
     ]
-    n = result.pairs[0].common  # orig.go and other_test.go are the same file
-    assert pairs[1] == ["1.000", "1.000", orig, twin, str(n), f"{n}/{n}"]
-    low = min(p.jaccard for p in result.pairs)
-    assert clusters == [
-        ["#", "files", "jaccard", "members"],
-        ["1", "3", f"{low:.2f}-1.00", orig],
-        ["", "", "", edit],  # one member a line, in the same cell
-        ["", "", "", twin],
+    (rows,) = tables.values()
+    n = result.pairs[0].common  # orig.go and other_test.go are the same file: one group of two
+    near = result.pairs[1]  # edit.go against the group: the same numbers for both its files
+    assert (near.jaccard, near.common) == (result.pairs[2].jaccard, result.pairs[2].common)
+    assert rows == [
+        ["jaccard", "file a", "file b", "common", "shingles a/b"],
+        [f"{near.jaccard:.2f}-1.00", "family of 3 files, 3 pairs", "", "", ""],  # the family's heading
+        ["1.000", "a/orig.go", "c/other_test.go", str(n), f"{n}/{n}"],  # paths relative to the PATH
+        [f"{near.jaccard:.3f}", "a/orig.go (+1 identical)", "b/edit.go", str(near.common), f"{n}/{near.shingles_b}"],
     ]
     assert summary[:4] == [
         "files: 4 scanned, 4 compared (3 distinct, 1 identical groups)",

@@ -13,6 +13,7 @@ from minhashdup.ci.review import Review
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode
 from minhashdup.report import FORMATS
+from minhashdup.report.families import FAMILY_ROWS_MIN, FAMILY_SHARE, TABLE_LIMIT
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT = Config()
@@ -279,6 +280,15 @@ output_options = _stack(
         default="pair",
         show_default=True,
         help="With --format sarif: one result per verified pair, or one per cluster (family).",
+    ),
+    click.option(
+        "--limit",
+        type=click.IntRange(0, 10**9),
+        default=TABLE_LIMIT,
+        show_default=True,
+        metavar="N",
+        help=f"The table shows at most N rows (a family at most N/{FAMILY_SHARE}, at least {FAMILY_ROWS_MIN})"
+        " and says how many more there are; 0 shows every row. Other formats list every pair.",
     ),
 )
 

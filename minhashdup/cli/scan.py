@@ -4,6 +4,7 @@ gate decided."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any
 
@@ -59,6 +60,7 @@ def scan_command(
     fmt: str,
     output: str | None,
     sarif_per: str,
+    limit: int,
     quiet: bool,
     verbose: bool,
     **options: Any,
@@ -76,7 +78,9 @@ def scan_command(
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
     # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
-    report = functools.partial(minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.jobs)
+    report = functools.partial(
+        minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.jobs, limit=limit, relative_to=_base(paths)
+    )
     write(lambda stream: report(stream, warn=result.warnings.append), output)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
@@ -90,6 +94,13 @@ def scan_command(
     with stderr_may_close():
         click.echo(_gate_message(result, review), err=True)
     return ExitCode.PAIRS_FOUND
+
+
+def _base(paths: tuple[str, ...]) -> str:
+    """What the table's paths are relative to: the one PATH (a file's folder), else the current folder."""
+    if len(paths) == 1 and not os.path.isdir(paths[0]):
+        return os.path.dirname(paths[0]) or "."
+    return paths[0] if len(paths) == 1 else "."
 
 
 def _gate_message(result: Result, review: Review) -> str:

@@ -1,70 +1,142 @@
-"""The table for people: verified pairs (rich), then clusters and a summary of the scan."""
+"""The table for people: verified pairs by family (rich), what the limit left out, and a summary of
+the scan."""
 
 from __future__ import annotations
 
-from typing import TextIO
+import os
+from typing import NamedTuple, TextIO
 
 from rich.table import Table
+from rich.text import Text
 
 from minhashdup.report.console import make_console, markup, on_terminal
+from minhashdup.report.families import TABLE_LIMIT, Family, Listing, Row, Side, listing
 from minhashdup.report.notices import partial_listing
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result
 
 
-def render_table(result: Result, stream: TextIO) -> None:
-    """Pairs sorted by similarity then path, the clusters, and the scan summary."""
-    console = make_console(stream, highlight=False, soft_wrap=False, width=_width(result, stream))
+def render_table(result: Result, stream: TextIO, limit: int = TABLE_LIMIT, relative_to: str | None = None) -> None:
+    """The pairs by family (at most ``limit`` rows, 0: all), a line on what is left out, and the
+    scan summary.
+
+    Args:
+        limit: rows of the table, see :func:`~minhashdup.report.families.listing`.
+        relative_to: show paths relative to this folder (the one PATH scanned; ``"."`` the
+            current folder); ``None`` shows them as the result has them.
+    """
+    found = listing(result, limit, relative_to)
+    lines = _lines(found, bool(result.params.get("baseline")))
+    where = "" if relative_to is None else "; paths relative to " + _folder(relative_to)
+    title = Text(
+        printable(f"Near-duplicate pairs (Jaccard >= {result.params['threshold']:g}) by family, largest first{where}"),
+        style="bold",
+    )
+    console = make_console(stream, highlight=False, soft_wrap=False, width=_width(lines, stream))
     if result.pairs:
-        console.print(_pairs_table(result))
+        console.print(title, soft_wrap=True)  # one line: a table's title wraps at the table's width
+        console.print(_pairs_table(result, lines))
     else:
         console.print(f"No pairs at Jaccard >= {result.params['threshold']:g}.")
-    if result.clusters:
-        console.print(_clusters_table(result))
+    if found.hidden_rows:
+        console.print(_left_out(found), soft_wrap=True)
     console.print(_summary(result), soft_wrap=True)  # one line each, whatever the table's width
 
 
-def _width(result: Result, stream: TextIO) -> int | None:
-    """Terminal width on a terminal; elsewhere wide enough that paths never wrap."""
+class _Line(NamedTuple):
+    cells: list[Text]
+    heading: bool  # a family's first line
+    ruled: bool  # a rule below it
+
+
+def _lines(found: Listing, baselined: bool) -> list[_Line]:
+    """The table's lines: each family shown, a heading first when it has several rows, ruled
+    off from its neighbours (a family of one row needs no heading and no rule)."""
+    shown = [f for f in found.families if f.shown]
+    out = []
+    for number, family in enumerate(shown):
+        headed = len(family.rows) > 1
+        after = shown[number + 1] if number + 1 < len(shown) else None
+        if headed:
+            out.append(_Line([*_heading(family), *[Text()] * (2 + baselined)], True, False))
+        for index, row in enumerate(family.rows[: family.shown]):
+            last = index == family.shown - 1
+            cells = [Text(f"{row.jaccard:.3f}"), _cell(row.a), _cell(row.b), Text(str(row.common)), Text(row.shingles)]
+            ruled = last and (headed or (after is not None and len(after.rows) > 1))
+            out.append(_Line(cells + ([Text(_known(row))] if baselined else []), False, ruled))
+    return out
+
+
+def _width(lines: list[_Line], stream: TextIO) -> int | None:
+    """The terminal's width (or ``COLUMNS``) on a terminal; elsewhere ``COLUMNS`` when set,
+    else wide enough that paths never wrap."""
     if on_terminal(stream):
         return None
-    longest = max((len(printable(path)) for p in result.pairs for path in (p.a, p.b)), default=30)
-    return max(100, 2 * longest + 70)  # the other columns, padding and borders take up to 63
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    a = max((line.cells[1].cell_len for line in lines), default=30)
+    b = max((line.cells[2].cell_len for line in lines), default=30)
+    return max(100, a + b + 60)  # the other columns, padding and borders take up to 57
 
 
-def _pairs_table(result: Result) -> Table:
-    table = Table(title=f"Near-duplicate pairs (Jaccard >= {result.params['threshold']:g})", title_justify="left")
+def _pairs_table(result: Result, lines: list[_Line]) -> Table:
+    table = Table()
     table.add_column("jaccard", justify="right", style="bold")
-    table.add_column("estimate", justify="right")
     table.add_column("file a", overflow="fold")
     table.add_column("file b", overflow="fold")
     table.add_column("common", justify="right")
     table.add_column("shingles a/b", justify="right")
-    baselined = bool(result.params.get("baseline"))
-    if baselined:
+    if result.params.get("baseline"):
         table.add_column("baseline")
-    for p in result.pairs:
-        row = [f"{p.jaccard:.3f}", f"{p.estimate:.3f}", markup(p.a), markup(p.b), str(p.common)]
-        row.append(f"{p.shingles_a}/{p.shingles_b}")
-        table.add_row(*row, *(["known" if p.known else "new"] if baselined else []))
+    for line in lines:
+        table.add_row(*line.cells, style="bold" if line.heading else None, end_section=line.ruled)
     return table
 
 
-def _clusters_table(result: Result) -> Table:
-    table = Table(title="Clusters (families joined by pairs)", title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("files", justify="right")
-    table.add_column("jaccard", justify="right")
-    table.add_column("members", overflow="fold")
-    for number, c in enumerate(result.clusters, 1):
-        shown = list(c.files[:5]) + ([f"... and {len(c.files) - 5} more"] if len(c.files) > 5 else [])
-        table.add_row(
-            str(number),
-            str(len(c.files)),
-            f"{c.jaccard_min:.2f}-{c.jaccard_max:.2f}",
-            "\n".join(markup(f) for f in shown),
-        )
-    return table
+def _heading(family: Family) -> list[Text]:
+    """A family's first line: its Jaccard range, its size, the rows shown, a glob of its files."""
+    c = family.cluster
+    rows = f" (top {family.shown} of {len(family.rows)} rows)" if family.shown < len(family.rows) else ""
+    return [
+        Text(f"{c.jaccard_min:.2f}-{c.jaccard_max:.2f}"),
+        Text(f"family of {len(c.files)} files, {family.pairs:,} pairs{rows}"),
+        Text(printable(family.summary)),
+    ]
+
+
+def _cell(side: Side) -> Text:
+    """A side of a row, its vendored mark dimmed."""
+    text = Text(printable(side.text))
+    if side.vendored:
+        text.append(f" ({side.vendored})", style="dim")
+    return text
+
+
+def _known(row: Row) -> str:
+    if row.new == row.listed:
+        return "new"
+    return "known" if not row.new else f"{row.new} new"
+
+
+def _folder(path: str) -> str:
+    if os.path.normpath(path) == ".":
+        return "the current folder"
+    return path if path.endswith(os.sep) else path + os.sep
+
+
+def _left_out(found: Listing) -> str:
+    """What the limit left out, and how to see it."""
+    untouched = found.hidden_families
+    families = f"; {untouched:,} of the {len(found.families):,} families not at all" if untouched else ""
+    return (
+        f"{_count(found.hidden_rows, 'more row')} not shown ({_count(found.hidden_pairs, 'pair')}{families}):"
+        " --limit 0 shows every row; --format json or --format html lists every pair"
+    )
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
 
 
 def _summary(result: Result) -> str:
