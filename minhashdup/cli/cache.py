@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from minhashdup.cli.options import ByteSize, UsageFailure, format_option
+from minhashdup.cli.options import UsageFailure, format_option
 from minhashdup.cli.output import NO_OUTPUT, write
+from minhashdup.cli.sizes import ByteSize
 from minhashdup.engine.cache import Cache, default_dir
 from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
 from minhashdup.report.terminal import printable

@@ -19,7 +19,8 @@ from typing import Any
 
 import click
 
-from minhashdup.cli.options import CONFIG_FILE_KEY, ByteSize, UsageFailure
+from minhashdup.cli.options import CONFIG_FILE_KEY, UsageFailure
+from minhashdup.cli.sizes import ByteSize
 from minhashdup.config import Config, find_config_file, read_config_file
 from minhashdup.errors import ConfigError
 
