@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from go_tree import fetch_go_src
 
-SCAN = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata", "-q"]
+SCAN = ["--include", "*.go", "--include-generated", "--exclude", "*_test.go", "--exclude", "testdata", "-q"]
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org", "GIT_COMMITTER_NAME": "b"}
 GIT_ENV |= {"GIT_COMMITTER_EMAIL": "b@example.org", "GIT_CONFIG_GLOBAL": os.devnull}
 

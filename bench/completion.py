@@ -31,7 +31,7 @@ from minhashdup.result import Stats
 
 
 def recall(root: Path, seeds: list[int]) -> None:
-    config = Config(include=("*.go",), exclude=EXCLUDE, jobs=0, cache=False)
+    config = Config(include=("*.go",), include_generated=True, exclude=EXCLUDE, jobs=0, cache=False)
     corpus = collect([str(root)], config)
     keep = comparable(corpus, config.min_shingles)
     truth_idx = exact_all_pairs([corpus.sets[i] for i in keep], config.threshold)

@@ -108,7 +108,9 @@ def main() -> None:
             return
         src = (args.go_src or fetch_go_src()).resolve()
         page = work / "go.html"
-        build = scan_html(src, page, "--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata")
+        build = scan_html(
+            src, page, "--include", "*.go", "--include-generated", "--exclude", "*_test.go", "--exclude", "testdata"
+        )
         describe("Go tree, 12 x 4", page, build, chromium, args.runs)
         shot = HERE / "go-report.png"
         subprocess.run(

@@ -21,7 +21,7 @@ from typing import Any
 from minhashdup.source.fastlex import FastLexer, supported
 from minhashdup.source.significant import significant_tokens
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for
-from minhashdup.source.walk import walk
+from minhashdup.source.walk import Kinds, walk
 
 
 def main() -> None:
@@ -31,7 +31,10 @@ def main() -> None:
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=3, help="passes over the tree; the median is reported")
     args = parser.parse_args()
-    files = walk([args.root], include=args.include, exclude=args.exclude, gitignore=False, max_size=1 << 20).files
+    kinds = Kinds(include_generated=True)  # every file, generated ones too
+    files = walk(
+        [args.root], include=args.include, exclude=args.exclude, gitignore=False, max_size=1 << 20, kinds=kinds
+    ).files
     items = []
     for entry in files:
         with open(entry.real, "rb") as handle:

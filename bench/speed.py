@@ -27,7 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from go_tree import DATA, PeakMemory, fetch_go_src
 
-SCAN = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata", "-f", "json", "-q"]
+SCAN = [
+    "--include",
+    "*.go",
+    "--include-generated",  # the same files as before issue 14: generated ones too
+    "--exclude",
+    "*_test.go",
+    "--exclude",
+    "testdata",
+    "-f",
+    "json",
+    "-q",
+]
 FLOOR = """
 import sys
 from minhashdup.source.tokens import decode, lexer_for
