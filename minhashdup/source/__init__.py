@@ -3,7 +3,9 @@
 Where to look:
 
 - ``walk``: which files are scanned, and every skip with its reason; ``ignore``: the globs,
-  ``.gitignore`` files and version-control folders that leave files out.
+  ``.gitignore`` files and version-control folders that leave files out; ``kinds``: generated,
+  vendored, data and prose files; ``attributes``: ``linguist-generated`` and
+  ``linguist-vendored`` in ``.gitattributes`` files.
 - ``tokens``: decode the bytes, choose the lexer by file name, lex with an engine
   (``token_texts``); ``significant``: which tokens count (comments and whitespace dropped),
   one rule for both engines; ``fastlex``: the fast engine, pygments' own rules run as joined
@@ -15,5 +17,6 @@ Where to look:
 - ``paths``: the path arguments the library takes.
 
 Imports go one way: ``tokens`` -> ``fastlex`` -> ``patterns``, ``significant``; ``walk`` ->
-``ignore``. Nothing here may import ``engine`` or a layer above it (tests/test_shape.py checks).
+``attributes``, ``kinds`` -> ``ignore``. Nothing here may import ``engine`` or a layer above it
+(tests/test_shape.py checks).
 """
