@@ -161,6 +161,7 @@ def test_the_hook_definition_runs_check_on_the_files_given(tree: Tree) -> None:
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "minhashdup" and hook["language"] == "python"
     assert hook["pass_filenames"] is True and hook["require_serial"] is True
+    assert not {"types", "types_or", "files", "exclude"} & set(hook)  # the scan's rules decide, no others
     words = shlex.split(hook["entry"])
     assert words == ["minhashdup", "check"]
     assert run(*words[1:], "--exact", "-q")[0] == ExitCode.OK  # pre-commit gave no file
