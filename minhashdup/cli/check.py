@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -15,7 +16,7 @@ import minhashdup
 from minhashdup.ci.review import Review
 from minhashdup.cli.options import (
     CONFIG_FILE_KEY,
-    baseline_option,
+    ci_options,
     config_from,
     exact_option,
     file_options,
@@ -23,7 +24,6 @@ from minhashdup.cli.options import (
     output_options,
     run_options,
     token_options,
-    tolerance_option,
 )
 from minhashdup.cli.output import progress_factory, stderr_may_close, write
 from minhashdup.cli.settings import config_option
@@ -65,8 +65,6 @@ _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.DEFAULT_MAP)
 @lsh_options
 @exact_option
 @output_options
-@baseline_option
-@tolerance_option
 @run_options
 @config_option
 def check_command(
@@ -103,6 +101,16 @@ def check_command(
         if failed:
             click.echo(_gate_message(result.stats.new_pairs, root, baseline), err=True)
     return ExitCode.PAIRS_FOUND if failed else ExitCode.OK
+
+
+def _picked(stack: Callable[[Any], Any], *names: str) -> list[click.Parameter]:
+    """The options ``names`` of a stack of cli/options.py, still defined there once: check
+    takes the baseline options of scan's CI stack, not its focus and gate options."""
+    probe = click.command()(stack(lambda **_: None))
+    return [param for param in probe.params if param.name in names]
+
+
+check_command.params += _picked(ci_options, "baseline", "baseline_tolerance")
 
 
 def _gate_message(new: int, root: str, baseline: str | None) -> str:

@@ -280,17 +280,6 @@ def _file_option(name: str, help_text: str, dash: bool = False) -> Callable[[F],
     )
 
 
-baseline_option = _file_option(
-    "--baseline", "Pairs recorded in FILE are known: reported with known=true, not counted by the gate."
-)
-tolerance_option = click.option(
-    "--baseline-tolerance",
-    type=float,
-    default=0.1,
-    show_default=True,
-    help="A known pair whose Jaccard rose by more than this counts as new.",
-)
-
 ci_options = _stack(
     click.option(
         "--fail-on-pairs",
@@ -304,9 +293,15 @@ ci_options = _stack(
         metavar="N",
         help="The gate, with room: exit with status 1 when more than N new pairs are reported.",
     ),
-    baseline_option,
+    _file_option("--baseline", "Pairs recorded in FILE are known: reported with known=true, not counted by the gate."),
     _file_option("--write-baseline", "Record every verified pair of this scan in FILE (JSON, one pair per line)."),
-    tolerance_option,
+    click.option(
+        "--baseline-tolerance",
+        type=float,
+        default=0.1,
+        show_default=True,
+        help="A known pair whose Jaccard rose by more than this counts as new.",
+    ),
     click.option("--new-only", is_flag=True, help="Leave pairs known from --baseline out of the output."),
     click.option(
         "--changed-since",
@@ -315,12 +310,7 @@ ci_options = _stack(
         help="Report only pairs with a file changed since git revision REF (committed, staged, unstaged or"
         " untracked); the whole tree is still compared.",
     ),
-    click.option(
-        "--staged",
-        is_flag=True,
-        help="Report only pairs with a file staged in git (for a git hook of your own; the pre-commit hook"
-        " runs 'minhashdup check' on the files it is given).",
-    ),
+    click.option("--staged", is_flag=True, help="Report only pairs with a file staged in git (for a pre-commit hook)."),
     _file_option(
         "--files-from", "Report only pairs with a file listed in FILE (one path per line; - reads stdin).", dash=True
     ),
