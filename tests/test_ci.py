@@ -227,19 +227,6 @@ def _minhashdup_args(command: str) -> list[str]:
     return words[1:]
 
 
-def test_pre_commit_hook_checks_staged_files_against_the_tree(repo: Repo) -> None:
-    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "minhashdup" and hook["pass_filenames"] is False and hook["language"] == "python"
-    args = [*_minhashdup_args(hook["entry"]), "--exact"]
-    assert run(*args)[0] == ExitCode.OK  # nothing staged: the known-as-committed pair is not checked
-    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
-    git(repo.path, "add", "d/new.go")
-    code, _, _ = run(*args)
-    assert code == ExitCode.PAIRS_FOUND
-    assert run(*args, "--write-baseline", "dups.json")[0] == ExitCode.PAIRS_FOUND
-    assert run(*args, "--baseline", "dups.json")[0] == ExitCode.OK  # the user's args: known pairs pass
-
-
 def test_actions_example_commands_run(repo: Repo) -> None:
     workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
     steps = workflow["jobs"]["minhashdup"]["steps"]

@@ -1,9 +1,10 @@
 """The ``minhashdup`` command: the group, its commands, and the one place where a failure
 becomes a message on stderr and an exit code (:func:`exit_code`).
 
-Each command (:mod:`~minhashdup.cli.scan`, :mod:`~minhashdup.cli.tools`,
-:mod:`~minhashdup.cli.cache`) parses its options, makes one library call, renders the result
-and returns its :class:`~minhashdup.errors.ExitCode`; errors are raised, not caught, there.
+Each command (:mod:`~minhashdup.cli.scan`, :mod:`~minhashdup.cli.check`,
+:mod:`~minhashdup.cli.tools`, :mod:`~minhashdup.cli.cache`) parses its options, makes one
+library call, renders the result and returns its :class:`~minhashdup.errors.ExitCode`;
+errors are raised, not caught, there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import click
 
 from minhashdup import __version__
 from minhashdup.cli.cache import cache_group
+from minhashdup.cli.check import check_command
 from minhashdup.cli.options import CONFIG_FILE_KEY, flag
 from minhashdup.cli.output import silence
 from minhashdup.cli.scan import scan_command
@@ -130,7 +132,7 @@ def cli() -> None:
     an exact Jaccard check on token shingles verifies them."""
 
 
-for _command in (scan_command, cache_group, tune_command, evaluate_command, compare_command):
+for _command in (scan_command, check_command, cache_group, tune_command, evaluate_command, compare_command):
     cli.add_command(_command)
 
 
