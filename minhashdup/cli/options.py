@@ -303,7 +303,12 @@ ci_options = _stack(
         help="Report only pairs with a file changed since git revision REF (committed, staged, unstaged or"
         " untracked); the whole tree is still compared.",
     ),
-    click.option("--staged", is_flag=True, help="Report only pairs with a file staged in git (for a pre-commit hook)."),
+    click.option(
+        "--staged",
+        is_flag=True,
+        help="Report only pairs with a file staged in git (a git hook of your own; the pre-commit hook runs"
+        " 'minhashdup check').",
+    ),
     _file_option(
         "--files-from", "Report only pairs with a file listed in FILE (one path per line; - reads stdin).", dash=True
     ),
