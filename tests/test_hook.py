@@ -85,6 +85,14 @@ def test_only_the_pairs_touching_the_files_given_are_reported_and_fail(tree: Tre
     assert json.loads(doc)["stats"]["verified_pairs"] == 2  # the tree's pairs exist, they are not reported
 
 
+def test_the_table_names_files_as_the_repository_does_and_takes_the_limit(tree: Tree) -> None:
+    tree.add_new()
+    code, out, _ = run("check", "--exact", "-q", "--limit", "1", ORIG, NEW)
+    assert code == ExitCode.PAIRS_FOUND
+    assert f"{NEW} " in out and "./d/" not in out  # relative to --root, not ./d/new.go
+    assert "1 more row not shown (1 pair" in out  # --limit reaches check's table too
+
+
 def test_no_files_is_nothing_to_check(tree: Tree) -> None:
     assert run("check", "--exact") == (ExitCode.OK, "", "")
     assert run("check", "--root", "no/such/folder") == (ExitCode.OK, "", "")  # nothing scanned at all

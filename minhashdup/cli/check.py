@@ -94,7 +94,15 @@ def check_command(
     result = minhashdup.scan([root], config, review=review, progress=progress_factory(quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     failed = minhashdup.gate(result)
-    report = functools.partial(minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.jobs)
+    report = functools.partial(
+        minhashdup.write_report,
+        result,
+        fmt,
+        per=sarif_per,
+        jobs=config.jobs,
+        limit=options["limit"],
+        relative_to=root,  # paths as the repository names them
+    )
     write(lambda stream: report(stream, warn=result.warnings.append), output)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
