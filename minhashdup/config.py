@@ -17,8 +17,12 @@ from minhashdup.core.bands import MAX_HASHES
 from minhashdup.core.completion import DEFAULT_CAP
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
+from minhashdup.source.normalise import Normalisation
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
+#: Options that change the result, echoed in ``params`` only when set (their default leaves the
+#: output as it was before they existed).
+OPTIONAL_SHAPING = ("ignore_identifiers", "ignore_literals", "max_df")
 #: Options whose value changes the result; they are echoed as ``params`` in JSON.
 RESULT_SHAPING = (
     "bands",
@@ -66,6 +70,12 @@ class Config:
         include: gitignore-style globs; when given, only matching files are scanned.
         exclude: gitignore-style globs of files and folders to leave out.
         gitignore: honour ``.gitignore`` files and ``.git/info/exclude``.
+        ignore_identifiers: names become one placeholder before shingling, told apart only by
+            where they repeat inside a shingle (:mod:`minhashdup.source.normalise`): renamed
+            copies match.
+        ignore_literals: string and number literals become another placeholder.
+        max_df: shingles found in more than this fraction of the compared files are left out
+            of every set (boilerplate); ``None``: none is.
         include_generated: scan generated files (:mod:`minhashdup.source.kinds`); by default
             they are skipped as ``generated``, except files named in the paths.
         exclude_vendored: leave vendored files out (as ``vendored`` filters); by default they
@@ -112,6 +122,9 @@ class Config:
     gitignore: bool = True
     include_generated: bool = False
     exclude_vendored: bool = False
+    ignore_identifiers: bool = False
+    ignore_literals: bool = False
+    max_df: float | None = None
     jobs: int = 1
     cache: bool | None = None
     cache_dir: str | None = None
@@ -141,7 +154,9 @@ class Config:
         check_whole("max_verified", self.max_verified, 1, 10**9)
         check_whole("jobs", self.jobs, 0, 1024)
         check_whole("bits", self.bits, 1, 64)
-        check_whole("completion_cap", self.completion_cap, 2, 10**6)  # a middle file passes on two partners at least
+        check_whole("completion_cap", self.completion_cap, 2, 10**6)
+        if self.max_df is not None:
+            check_threshold(self.max_df, "max_df")  # a middle file passes on two partners at least
         self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)
@@ -164,6 +179,8 @@ class Config:
         if self.cache not in (None, True, False):
             raise ConfigError("{0} must be True or False (got {value!r})", "cache", value=self.cache)
         for name in ("exact", "completion", "gitignore", "include_generated", "exclude_vendored"):
+            check_switch(name, getattr(self, name))
+        for name in ("ignore_identifiers", "ignore_literals"):
             check_switch(name, getattr(self, name))
         check_path("cache_dir", self.cache_dir)
         if isinstance(self.own_files, (str, bytes, os.PathLike)):  # it would be read letter by letter
@@ -201,7 +218,15 @@ class Config:
             out[name] = list(value) if isinstance(value, tuple) else value
         out["completion"] = self.completes  # what ran: --exact leaves nothing to complete
         out["completion_cap"] = self.completion_cap if self.completes else None  # shapes nothing then
+        for name in OPTIONAL_SHAPING:  # shown when set, so that a default scan's output stays as it was
+            if getattr(self, name) not in (False, None):
+                out[name] = getattr(self, name)
         return out
+
+    @property
+    def normalisation(self) -> Normalisation:
+        """Which tokens become placeholders before shingling."""
+        return Normalisation(self.ignore_identifiers, self.ignore_literals)
 
 
 CONFIG_TABLE = ("tool", "minhashdup")

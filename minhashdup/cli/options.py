@@ -103,6 +103,18 @@ shingle_option = click.option(
     "--shingle", "-k", type=int, default=_DEFAULT.shingle, show_default=True, help="Tokens per shingle."
 )
 
+normalise_options = _stack(
+    click.option(
+        "--ignore-identifiers",
+        is_flag=True,
+        help="Renamed copies match: every name becomes one placeholder, names told apart only by where"
+        " they repeat inside a shingle (x = x + y matches a = a + b); builtins keep their text.",
+    ),
+    click.option(
+        "--ignore-literals", is_flag=True, help="String and number literals become one placeholder before shingling."
+    ),
+)
+
 token_options = _stack(
     shingle_option,
     click.option(
@@ -111,6 +123,15 @@ token_options = _stack(
         default=_DEFAULT.min_shingles,
         show_default=True,
         help="Drop (and count) files with fewer distinct shingles: empty, comment-only and tiny files.",
+    ),
+    normalise_options,
+    click.option(
+        "--max-df",
+        type=float,
+        default=None,
+        metavar="F",
+        help="Leave out shingles found in more than a fraction F of the compared files (boilerplate;"
+        " stats count them). Default: none is left out.",
     ),
 )
 
@@ -335,6 +356,9 @@ def config_from(options: dict[str, Any]) -> Config:
         exclude=tuple(options["exclude"]),
         gitignore=not options["no_gitignore"],
         include_generated=options.get("include_generated", False),
+        ignore_identifiers=options.get("ignore_identifiers", False),
+        ignore_literals=options.get("ignore_literals", False),
+        max_df=options.get("max_df"),
         exclude_vendored=options.get("exclude_vendored", False),
         jobs=options["jobs"],
         cache=not options["no_cache"],

@@ -27,13 +27,18 @@ def token_hashes(tokens: Iterable[str]) -> UInt64Array:
     return table[ids]
 
 
-def shingle_hashes(tokens: UInt64Array, k: int) -> UInt64Array:
+def shingle_hashes(tokens: UInt64Array, k: int, links: np.ndarray | None = None) -> UInt64Array:
     """Hash of every run of ``k`` consecutive token hashes: ``n - k + 1`` values, in order.
 
     The hash is ``mix64(sum(M_j * t_(i+j)))`` with a distinct odd multiplier ``M_j`` per
     position (wrapping modulo 2**64), so ``a b c`` and ``c b a`` differ; one mixing pass per
     shingle instead of one per token keeps this a small share of the lexing time.
     Fewer than ``k`` tokens give no shingle.
+
+    With ``links`` (:func:`name_links`: for each token, how far back the same name last
+    occurred, 0 for none), a run also takes in, per position, the link when it stays inside the
+    run: names that repeat at the same places give the same shingle whatever they are called
+    (``x = x + y`` as ``a = a + b``), names that repeat elsewhere another.
 
     Example:
         >>> t = token_hashes("a b c d e f".split())
@@ -51,7 +56,33 @@ def shingle_hashes(tokens: UInt64Array, k: int) -> UInt64Array:
     for j in range(1, k):
         np.multiply(tokens[j : j + count], multipliers[j], out=tmp)
         h += tmp
+    if links is not None:
+        inside = np.empty(count, dtype=np.uint64)
+        link_multipliers = seed_sequence(0x11475, k) | U64(1)
+        for j in range(1, k):  # position 0 has no earlier position inside the run
+            back = links[j : j + count]
+            np.multiply(np.where(back <= j, back, 0).astype(np.uint64), link_multipliers[j], out=inside)
+            h += inside
     return mix64_inplace(h, tmp)
+
+
+def name_links(names: list[str]) -> np.ndarray:
+    """For each token, how many tokens back the same name last occurred (0: a token that is
+    not a name, ``""``, or the name's first occurrence).
+
+    Example:
+        >>> name_links(["x", "", "x", "", "y", "x"]).tolist()
+        [0, 0, 2, 0, 0, 3]
+    """
+    links = np.zeros(len(names), dtype=np.int64)
+    last: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name:
+            seen = last.get(name)
+            if seen is not None:
+                links[i] = i - seen
+            last[name] = i
+    return links
 
 
 def _position_multipliers(k: int) -> UInt64Array:
@@ -59,9 +90,10 @@ def _position_multipliers(k: int) -> UInt64Array:
     return seed_sequence(0x5EED5, k) | U64(1)
 
 
-def shingle_set(tokens: UInt64Array, k: int) -> UInt64Array:
-    """The distinct shingle hashes of a token-hash sequence, sorted ascending."""
-    hashes = shingle_hashes(tokens, k)
+def shingle_set(tokens: UInt64Array, k: int, links: np.ndarray | None = None) -> UInt64Array:
+    """The distinct shingle hashes of a token-hash sequence, sorted ascending (``links``: see
+    :func:`shingle_hashes`)."""
+    hashes = shingle_hashes(tokens, k, links)
     hashes.sort()  # in place, then drop repeats: half the time of np.unique here
     if len(hashes) < 2:
         return hashes

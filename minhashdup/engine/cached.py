@@ -257,7 +257,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
 def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
     if digest is None:
         return None
-    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine)
+    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine, config.normalisation.key)
 
 
 #: Files read for their digest between two lookups of which the store already knows.

@@ -54,22 +54,20 @@ class LocalEngine:
         if not files:
             return []
         # pygments and pools only when something is lexed
-        from minhashdup.engine.workers import extract_all
+        from minhashdup.engine.workers import Recipe, extract_all
 
         bar = self.progress("lexing", len(files)) if self.progress else None
         out: list[Extracted | None] = [None] * len(files)
         try:
-            for item in extract_all(
-                files,
+            recipe = Recipe(
                 config.shingle,
-                config.workers,
-                bar.update if bar else None,
                 Family(config.seed, config.num_hashes),
                 config.lexer_engine,
-                warnings,
                 config.lex_timeout,
                 config.max_size,
-            ):
+                config.normalisation,
+            )
+            for item in extract_all(files, recipe, config.workers, bar.update if bar else None, warnings):
                 out[item.index] = item
         finally:
             if bar:

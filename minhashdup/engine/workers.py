@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from typing import NamedTuple
 
 from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry
+from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB
 from minhashdup.source.walk import FileEntry
 
@@ -27,15 +29,29 @@ MAX_WORKER_DEATHS = 10
 #: One file of a batch: its index, its real path, its bytes when they were read already, and its
 #: kind's checks (``FileEntry.check_generated``, ``FileEntry.data_ok``).
 _Item = tuple[int, str, "bytes | None", bool, bool]
-_Batch = tuple[tuple[_Item, ...], int, "Family | None", str, float, int]
+
+
+class Recipe(NamedTuple):
+    """What every file of a scan gets from :func:`~minhashdup.source.extract.extract_file`
+    beyond its own path and bytes (see that function for each)."""
+
+    shingle: int
+    family: Family | None = None
+    engine: str = "fast"
+    timeout: float = 0.0
+    max_size: int = MIB
+    norm: Normalisation = VERBATIM
+
+
+_Batch = tuple[tuple[_Item, ...], Recipe]
 
 
 def _extract_batch(batch: _Batch) -> list[Extracted]:
-    items, shingle, family, engine, timeout, max_size = batch
+    items, r = batch
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
-        extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data, check, data_ok)
-        for index, path, data, check, data_ok in items
+        extract.extract_file(index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm)
+        for index, path, data, check, ok in items
     ]
 
 
@@ -47,14 +63,10 @@ def _item(files: Sequence[FileEntry], index: int) -> _Item:
 
 def extract_all(
     files: Sequence[FileEntry],
-    shingle: int,
+    recipe: Recipe,
     workers: int,
     on_done: Callable[[int], object] | None = None,
-    family: Family | None = None,
-    engine: str = "fast",
     warnings: list[str] | None = None,
-    timeout: float = 0.0,
-    max_size: int = MIB,
 ) -> Iterator[Extracted]:
     """:func:`~minhashdup.source.extract.extract_file` over ``files``, in worker processes when it pays.
 
@@ -64,23 +76,21 @@ def extract_all(
     Args:
         files: what to read (``real`` paths are opened, except for a :class:`ReadEntry`:
             its ``data`` is lexed).
-        shingle: tokens per shingle.
+        recipe: the shingle size, the hash family (each result then carries its MinHash
+            signature), the lexer engine, the lexing deadline, the most bytes read of one file
+            and the token normalisation.
         workers: processes asked for; 1 runs in this process. No more are started than
             there are usable cores or batches of files (:func:`minhashdup.engine.parallel.pool_size`).
         on_done: called with the number of files finished, for progress bars.
-        family: when given, each result carries its MinHash signature under this family.
-        engine: ``fast`` or ``pygments`` (see :func:`minhashdup.source.tokens.token_texts`).
         warnings: where to say that worker processes could not be used.
-        timeout: seconds one file may take to lex (0: no limit).
-        max_size: the most bytes read of one file (``--max-size``).
     """
     total_bytes = sum(f.size for f in files)
     if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
-        yield from _inline(files, list(range(len(files))), shingle, family, engine, on_done, timeout, max_size)
+        yield from _inline(files, list(range(len(files))), recipe, on_done)
         return
-    if family is not None:
-        _ = family.seeds  # computed once here and shipped with each batch, not once per batch
-    batches = list(_batches(files, shingle, pool_size(workers, len(files)), family, engine, timeout, max_size))
+    if recipe.family is not None:
+        _ = recipe.family.seeds  # computed once here and shipped with each batch, not once per batch
+    batches = list(_batches(files, recipe, pool_size(workers, len(files))))
     runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
     done: set[int] = set()
     for results in runner.run(batches):
@@ -90,22 +100,14 @@ def extract_all(
             on_done(len(results))
     if runner.gave_up:  # what the workers could not do, this process does
         rest = [i for i in range(len(files)) if i not in done]
-        yield from _inline(files, rest, shingle, family, engine, on_done, timeout, max_size)
+        yield from _inline(files, rest, recipe, on_done)
 
 
 def _inline(
-    files: Sequence[FileEntry],
-    indices: list[int],
-    shingle: int,
-    family: Family | None,
-    engine: str,
-    on_done: Callable[[int], object] | None,
-    timeout: float,
-    max_size: int,
+    files: Sequence[FileEntry], indices: list[int], recipe: Recipe, on_done: Callable[[int], object] | None
 ) -> Iterator[Extracted]:
     for index in indices:
-        _, path, data, check, data_ok = _item(files, index)
-        yield extract.extract_file(index, path, shingle, family, engine, timeout, max_size, data, check, data_ok)
+        yield from _extract_batch(((_item(files, index),), recipe))
         if on_done:
             on_done(1)
 
@@ -145,9 +147,7 @@ class _Workers:
                 pending = []
             except BrokenProcessPool:
                 left = [b for k, b in enumerate(pending) if k not in done]
-                singles: list[_Batch] = [
-                    ((it,), k, fam, en, to, ms) for items, k, fam, en, to, ms in left for it in items
-                ]
+                singles: list[_Batch] = [((it,), recipe) for items, recipe in left for it in items]
                 pending = yield from self._isolate(singles)
 
     def _started(self, executor: ProcessPoolExecutor) -> bool:
@@ -186,18 +186,10 @@ class _Workers:
         return []
 
 
-def _batches(
-    files: Sequence[FileEntry],
-    shingle: int,
-    workers: int,
-    family: Family | None,
-    engine: str,
-    timeout: float,
-    max_size: int,
-) -> Iterator[_Batch]:
+def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough
     # that the last ones balance the workers and large enough to amortise pickling.
     order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
     size = max(1, min(32, len(files) // (workers * 8)))
     for start in range(0, len(order), size):
-        yield tuple(_item(files, i) for i in order[start : start + size]), shingle, family, engine, timeout, max_size
+        yield tuple(_item(files, i) for i in order[start : start + size]), recipe

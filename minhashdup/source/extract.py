@@ -18,13 +18,14 @@ from collections.abc import Iterator
 import numpy as np
 
 from minhashdup.core.hashing import content_digest
-from minhashdup.core.shingles import shingle_set, token_hashes
+from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
 from minhashdup.source.extracted import Extracted, screened
 from minhashdup.source.kinds import generated_marker
+from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
-from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts
+from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts, token_texts_with_types
 
 #: The shingles of a file that has none (a skip).
 NONE = np.empty(0, dtype=np.uint64)
@@ -72,6 +73,7 @@ def extract_file(
     data: bytes | None = None,
     check_generated: bool = False,
     data_ok: bool = True,
+    norm: Normalisation = VERBATIM,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
@@ -85,7 +87,7 @@ def extract_file(
     lexed, for the cache, and the generated header it holds (:func:`.kinds.generated_marker`),
     if any. With ``check_generated``, a file with such a header is skipped as ``generated``, and
     without ``data_ok`` a data or prose file as ``not-code`` (:func:`.extracted.screened`), neither
-    lexed.
+    lexed. With an active ``norm``, names and literals are placeholders (:mod:`.normalise`).
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
@@ -102,12 +104,12 @@ def extract_file(
     text, not_utf8 = decode(content)
     base = Extracted(index, NONE, not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
     t1 = time.process_time()
-    lexed = _lexed(base, os.path.basename(path), text, engine, timeout, (check_generated, data_ok))
+    lexed = _lexed(base, os.path.basename(path), text, (engine, norm), timeout, (check_generated, data_ok))
     if isinstance(lexed, Extracted):
         return lexed
-    lexer, tokens = lexed
+    lexer, tokens, names = lexed
     t2 = time.process_time()
-    shingles = shingle_set(token_hashes(tokens), shingle)
+    shingles = shingle_set(token_hashes(tokens), shingle, None if names is None else name_links(names))
     t3 = time.process_time()
     sig = family.sign([shingles])[0] if family is not None else None
     t4 = time.process_time()
@@ -116,18 +118,22 @@ def extract_file(
 
 
 def _lexed(
-    base: Extracted, name: str, text: str, engine: str, timeout: float, screen: tuple[bool, bool]
-) -> tuple[str, list[str]] | Extracted:
-    """The lexer's name and the tokens of ``text``, or ``base`` as a skip: a lexer past its
+    base: Extracted, name: str, text: str, how: tuple[str, Normalisation], timeout: float, screen: tuple[bool, bool]
+) -> tuple[str, list[str], list[str] | None] | Extracted:
+    """The lexer's name, the tokens of ``text`` (by the engine and normalisation ``how`` names)
+    and their names (:func:`.normalise.normalised`), or ``base`` as a skip: a lexer past its
     deadline or failing, no lexer, or a kind that ``screen`` (``check_generated``, ``data_ok``)
     leaves out (:func:`.extracted.screened`: then the file is not lexed)."""
+    engine, norm = how
     try:
         with deadline(timeout):
             lexer = lexer_for(name, text)
             kind = screened(dataclasses.replace(base, lexer=lexer.name), name, *screen)
             if kind.skip is not None:
                 return kind
-            return lexer.name, token_texts(lexer, text, engine)
+            if not norm.active:
+                return lexer.name, token_texts(lexer, text, engine), None
+            return lexer.name, *normalised(*token_texts_with_types(lexer, text, engine), lexer.name, norm)
     except LexTimeout:
         detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
         return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)

@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
-from pygments.token import _TokenType
+from pygments.token import Error, _TokenType
 
 from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
@@ -132,6 +132,11 @@ class FastLexer:
         """
         return self._scan(self.lexer._preprocess_lexer_input(text), None)
 
+    def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
+        """:meth:`significant_tokens` and the pygments type of each kept token."""
+        types: list[_TokenType] = []
+        return self._scan(self.lexer._preprocess_lexer_input(text), None, types), types
+
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
         """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
         text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
@@ -140,25 +145,24 @@ class FastLexer:
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
         return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 
-    def _callback(
-        self, plan: _Plan, text: str, pos: int, keep: Callable[[str], None], at: Callable[[int], None] | None
-    ) -> None:
+    def _callback(self, plan: _Plan, text: str, pos: int, keep: Callable[[str], None], at: _At | None) -> None:
         """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""
         for index, ttype, value in plan.action(self.lexer, plan.rexmatch(text, pos)):
             if kept(ttype, value):
                 keep(value)
                 if at is not None:
-                    at(index)
+                    at(index, ttype)
 
     # The per-token hot loop: names are locals, and a joined state's match and a token kept or
     # dropped by its type stay inline; only the rare paths (a state run rule by rule, a callback
     # rule) are calls, which measured no slower than inline (issue 12).
-    def _scan(self, text: str, starts: list[int] | None) -> list[str]:
-        """The kept tokens of preprocessed ``text``; with ``starts``, each one's offset too."""
+    def _scan(self, text: str, starts: list[int] | None, types: list[_TokenType] | None = None) -> list[str]:
+        """The kept tokens of preprocessed ``text``; with ``starts``, each one's offset too, and
+        with ``types`` each one's token type."""
         out: list[str] = []
         keep = out.append
-        track = starts is not None
-        at: Callable[[int], None] = starts.append if starts is not None else _no_op
+        track = starts is not None or types is not None
+        at = _tracker(starts, types)
         states = self.states
         keep_all, keep_unless_blank, callback, ascii_ = KEEP, KEEP_UNLESS_BLANK, _CALLBACK, ASCII  # locals: hot loop
         code_of = ord
@@ -189,20 +193,20 @@ class FastLexer:
                 else:
                     keep(text[pos])  # an Error token: kept, as pygments yields it
                     if track:
-                        at(pos)
+                        at(pos, Error)
                 pos += 1
                 continue
             kind = plan.kind
             if kind == keep_all:
                 keep(m.group())
                 if track:
-                    at(pos)
+                    at(pos, plan.action)
             elif kind == keep_unless_blank:
                 value = m.group()
                 if value and not value.isspace():
                     keep(value)
                     if track:
-                        at(pos)
+                        at(pos, plan.action)
             elif kind == callback:
                 self._callback(plan, text, pos, keep, at if track else None)
             pos = m.end()
@@ -223,7 +227,27 @@ def _first_rule(plans: list[_Plan], text: str, pos: int) -> tuple[Any, _Plan | N
     return None, None
 
 
-def _no_op(_: int) -> None:
+#: Records a kept token's offset and type (see :func:`_tracker`).
+_At = Callable[[int, _TokenType], None]
+
+
+def _tracker(starts: list[int] | None, types: list[_TokenType] | None) -> _At:
+    """What the scan calls for each kept token, when it tracks offsets or types."""
+    if starts is not None and types is not None:
+
+        def both(pos: int, ttype: _TokenType) -> None:
+            starts.append(pos)
+            types.append(ttype)
+
+        return both
+    if starts is not None:
+        return lambda pos, _: starts.append(pos)
+    if types is not None:
+        return lambda _, ttype: types.append(ttype)
+    return _no_op
+
+
+def _no_op(_: int, __: _TokenType) -> None:
     return None
 
 

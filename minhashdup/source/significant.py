@@ -76,3 +76,20 @@ def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str
         if kept(ttype, value):
             yield value, line
         line += value.count("\n")
+
+
+def significant_tokens_with_types(lexer: Lexer, text: str) -> tuple[list[str], list[_TokenType]]:
+    """Like :func:`significant_tokens`, with each token's pygments type.
+
+    Example:
+        >>> from pygments.lexers import GoLexer
+        >>> significant_tokens_with_types(GoLexer(), "x := 1")
+        (['x', ':=', '1'], [Token.Name.Other, Token.Operator, Token.Literal.Number.Integer])
+    """
+    texts: list[str] = []
+    types: list[_TokenType] = []
+    for ttype, value in lexer.get_tokens(text):
+        if kept(ttype, value):
+            texts.append(value)
+            types.append(ttype)
+    return texts, types

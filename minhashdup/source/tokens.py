@@ -19,10 +19,15 @@ from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
 from pygments.lexers.special import TextLexer
 from pygments.modeline import get_filetype_from_buffer
+from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.significant import significant_tokens, significant_tokens_with_lines
+from minhashdup.source.significant import (
+    significant_tokens,
+    significant_tokens_with_lines,
+    significant_tokens_with_types,
+)
 
 
 class NoLexerError(LookupError):
@@ -154,6 +159,14 @@ def token_texts(lexer: Lexer, text: str, engine: str = "fast") -> list[str]:
         if fast is not None:
             return fast.significant_tokens(text)
     return list(significant_tokens(lexer, text))
+
+
+def token_texts_with_types(lexer: Lexer, text: str, engine: str = "fast") -> tuple[list[str], list[_TokenType]]:
+    """:func:`token_texts` and each token's pygments type, by the chosen engine (the same types)."""
+    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    if fast is None:
+        return significant_tokens_with_types(lexer, text)
+    return fast.significant_tokens_with_types(text)
 
 
 def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tuple[list[str], list[int]]:
