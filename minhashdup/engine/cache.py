@@ -104,8 +104,7 @@ def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast", norm:
     """16-byte key of a file's content digest and all that shapes its shingles (``norm``: if set)."""
     h = hashlib.blake2b(digest_size=16)
     head = f"{CACHE_FORMAT}\0{__version__}\0{pygments.__version__}\0{engine}\0{shingle}\0{name}\0"
-    if norm:
-        head += f"normalised:{norm}\0"
+    head += f"normalised:{norm}\0" if norm else ""
     h.update(head.encode("utf-8", "surrogatepass"))
     h.update(digest)
     return h.digest()
