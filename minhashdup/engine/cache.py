@@ -36,9 +36,8 @@ from minhashdup.engine.prune import run as run_prune
 
 #: Bump when token or shingle hashing changes, or when entries written before may be wrong: the
 #: cache file is named after it, so entries of another format (stat rows included) are never
-#: read. 3: format 2 could store a file's shingles, and pair its stat, with bytes it held at
-#: another moment of the scan. 4: entries record when they were last used, so the cache can be
-#: pruned (format 3 files kept no such time for stats). 5: lexers by name, shebang or modeline
+#: read. 3: 2 could pair a file's shingles and stat with bytes of another moment of the scan.
+#: 4: entries record when they were last used (pruning). 5: lexers by name, shebang or modeline
 #: only (4 could hold pygments' guesses), and a lexed file's generated header in ``detail``.
 CACHE_FORMAT = 5
 #: A file modified this recently may change again within the same timestamp tick: its stat
