@@ -19,7 +19,9 @@ class Pair:
 
     ``a`` sorts before ``b``; ``estimate`` is the share of equal MinHash minima, the other
     numbers are exact counts of distinct shingles. ``known`` marks a pair recorded in the
-    baseline (``--baseline``): reported, but not counted by the gate. ``vendored_a`` and
+    baseline (``--baseline``): reported, but not counted by the gate. With names or literals
+    normalised, ``jaccard`` is the normalised similarity the pair was selected by and
+    ``jaccard_verbatim`` that of the files' own tokens. ``vendored_a`` and
     ``vendored_b`` tell that a side is vendored code (under ``vendor/``, ``third_party/``,
     ``node_modules/``, or ``linguist-vendored`` in ``.gitattributes``): still compared, marked.
     """
@@ -34,10 +36,11 @@ class Pair:
     known: bool = False
     vendored_a: bool = False
     vendored_b: bool = False
+    jaccard_verbatim: float | None = None  # with --ignore-identifiers/--ignore-literals
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict with stable keys, for JSON/CSV."""
-        return {
+        """Plain dict with stable keys, for JSON/CSV (``jaccard_verbatim`` only when set)."""
+        out = {
             "a": self.a,
             "b": self.b,
             "jaccard": round(self.jaccard, 6),
@@ -49,6 +52,9 @@ class Pair:
             "vendored_a": self.vendored_a,
             "vendored_b": self.vendored_b,
         }
+        if self.jaccard_verbatim is not None:
+            out["jaccard_verbatim"] = round(self.jaccard_verbatim, 6)
+        return out
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -133,6 +139,7 @@ class Stats:
     cache: dict[str, int] = dataclasses.field(default_factory=dict)  # run-dependent, like seconds
     baseline: dict[str, int] = dataclasses.field(default_factory=dict)  # with --baseline
     changes: dict[str, int] = dataclasses.field(default_factory=dict)  # with --changed-since etc.
+    shingles_dropped: int | None = None  # with --max-df: distinct shingles left out as too common
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys (timings rounded to milliseconds)."""
@@ -140,6 +147,8 @@ class Stats:
         out["skipped"] = dict(sorted(self.skipped.items()))
         out["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
         out["cpu_seconds"] = {k: round(v, 3) for k, v in self.cpu_seconds.items()}
+        if self.shingles_dropped is None:  # a scan without --max-df: the keys it always had
+            del out["shingles_dropped"]
         return out
 
 

@@ -105,6 +105,25 @@ class Prepared:
         return [self.corpus.sets[i] for i in self.reps]
 
 
+def drop_common(sets: Sequence[UInt64Array], among: Sequence[int], max_df: float) -> tuple[list[UInt64Array], int]:
+    """The sets without the shingles found in more than a fraction ``max_df`` of the sets
+    ``among`` (the compared files), and how many distinct shingles that drops.
+
+    Example:
+        >>> sets = [np.array(v, dtype=np.uint64) for v in ([1, 2, 3], [1, 2, 4], [1, 5, 6])]
+        >>> kept, dropped = drop_common(sets, [0, 1, 2], 0.5)
+        >>> [k.tolist() for k in kept], dropped
+        ([[3], [4], [5, 6]], 2)
+    """
+    if not among:
+        return list(sets), 0
+    values, counts = np.unique(np.concatenate([sets[i] for i in among]), return_counts=True)
+    common = values[counts > max_df * len(among)]
+    if not len(common):
+        return list(sets), 0
+    return [s[~np.isin(s, common, assume_unique=True)] for s in sets], len(common)
+
+
 def prepare(corpus: Corpus, min_shingles: int) -> Prepared:
     """Drop files under ``min_shingles`` (recorded as skips) and group identical sets."""
     keep = comparable(corpus, min_shingles)

@@ -29,6 +29,7 @@ from minhashdup.core import completion, exact, pairs, signature
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.pairs import Corpus, Prepared
 from minhashdup.core.runs import pair_codes
+from minhashdup.core.shingles import jaccard
 from minhashdup.core.signature import Family
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
@@ -66,11 +67,33 @@ def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactor
     with cached.session(config, walked.warnings) as cache:
         engine: Engine = LocalEngine(progress, cache)  # the seam: another engine plugs in here
         if cache is None:
-            return find_pairs(engine.collect(walked, config), config)
+            return with_verbatim(find_pairs(engine.collect(walked, config), config), walked, config, None)
         stored = cache.replay(walked.files, walked.skips)
         if stored is not None:
             return _replayed(stored, walked)
-        return cache.keep(find_pairs(engine.collect(walked, config), config))
+        return cache.keep(with_verbatim(find_pairs(engine.collect(walked, config), config), walked, config, cache))
+
+
+def with_verbatim(result: Result, walked: Walked, config: Config, cache: cached.CachedFiles | None) -> Result:
+    """With names or literals normalised, each pair's ``jaccard_verbatim``: the exact Jaccard of
+    the two files' verbatim shingles (no placeholder, no ``--max-df``), so that a renamed copy
+    tells from a verbatim one. The paired files are lexed again as a default scan lexes them
+    (from the cache when a default scan stored them)."""
+    if not config.normalisation.active or not result.pairs:
+        return result
+    t0 = time.perf_counter()
+    plain = dataclasses.replace(config, ignore_identifiers=False, ignore_literals=False, max_df=None)
+    named = {path for p in result.pairs for path in (p.a, p.b)}
+    files = [f for f in walked.files if f.path in named]
+    store = None if cache is None else cached.CachedFiles(cache.store, plain)
+    corpus = LocalEngine(None, store).collect(Walked(files, [], [], 0.0, time.perf_counter()), plain)
+    sets = dict(zip(corpus.paths, corpus.sets, strict=True))
+    pairs = [
+        dataclasses.replace(p, jaccard_verbatim=jaccard(sets[p.a], sets[p.b]) if p.a in sets and p.b in sets else None)
+        for p in result.pairs
+    ]
+    result.stats.seconds["verbatim"] = time.perf_counter() - t0
+    return dataclasses.replace(result, pairs=pairs)
 
 
 def collect(paths: PathsArg, config: Config, progress: ProgressFactory | None = None) -> Corpus:
@@ -142,6 +165,8 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     exact check over an already collected :class:`Corpus`: the same for every engine."""
     stats = corpus.stats
     timer = functools.partial(_timed, stats.seconds)
+    if config.max_df is not None:
+        corpus = without_common(corpus, config)
     prep = prepare(corpus, config)
     with timer("signature"):
         sigs = rep_signatures(prep, config)
@@ -194,6 +219,17 @@ def _marked(listed: list[Pair], vendored: set[str]) -> list[Pair]:
     if not vendored:
         return listed
     return [dataclasses.replace(p, vendored_a=p.a in vendored, vendored_b=p.b in vendored) for p in listed]
+
+
+def without_common(corpus: Corpus, config: Config) -> Corpus:
+    """``corpus`` without the shingles found in more than ``config.max_df`` of the compared files
+    (counted in ``stats.shingles_dropped``); signatures are made again for the sets left."""
+    assert config.max_df is not None
+    sets, dropped = pairs.drop_common(corpus.sets, pairs.comparable(corpus, config.min_shingles), config.max_df)
+    corpus.stats.shingles_dropped = dropped
+    if not dropped:
+        return corpus
+    return dataclasses.replace(corpus, sets=sets, signatures=[], family=None)
 
 
 def edge_floor(config: Config) -> float:

@@ -52,6 +52,7 @@ class Row:
     listed: int = 1
     new: int = 1
     group: bool = False  # an identical group's row
+    verbatim: tuple[float, float] | None = None  # the pairs' jaccard_verbatim, lowest and highest
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,16 +190,22 @@ def _rows(result: Result, shown: _Shown) -> list[tuple[tuple[str, ...], Row]]:
     out = []
     for key, pairs in found.items():
         listed, new = len(pairs), sum(1 for p in pairs if not p.known)
+        verbatim = _range([p.jaccard_verbatim for p in pairs if p.jaccard_verbatim is not None])
         if len(key) == 1:
-            out.append((key[0], shown.group_row(shown.group[key[0][0]], listed, new)))
+            row = shown.group_row(shown.group[key[0][0]], listed, new)
+            out.append((key[0], dataclasses.replace(row, verbatim=verbatim)))
             continue
         ua, ub = key
         p = pairs[0]
         na, nb = (p.shingles_a, p.shingles_b) if p.a in ua else (p.shingles_b, p.shingles_a)
         stands = len(ua) * len(ub) if listed == listed_across(len(ua), len(ub)) else listed
         row = Row(p.jaccard, shown.side(ua), shown.side(ub), p.common, f"{na}/{nb}", stands, listed, new)
-        out.append((ua, row))
+        out.append((ua, dataclasses.replace(row, verbatim=verbatim)))
     return out
+
+
+def _range(values: list[float]) -> tuple[float, float] | None:
+    return (min(values), max(values)) if values else None
 
 
 def relative(path: str, base: str | None) -> str:

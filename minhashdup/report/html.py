@@ -79,6 +79,11 @@ def _v(pair: Pair) -> int:
     return int(pair.vendored_a) + 2 * int(pair.vendored_b)
 
 
+def _verbatim(pair: Pair) -> float | None:
+    """The pair's verbatim Jaccard, with names or literals normalised; else ``None``."""
+    return None if pair.jaccard_verbatim is None else round(pair.jaccard_verbatim, 6)
+
+
 def _data(
     result: Result, files: list[str], pairs: list[tuple[int, int]], colours: list[str], sources: SideBySide | None
 ) -> dict[str, Any]:
@@ -88,7 +93,18 @@ def _data(
     return {
         "files": files,
         "pairs": [
-            [a, b, round(p.jaccard, 6), round(p.estimate, 6), p.common, p.shingles_a, p.shingles_b, int(p.known), _v(p)]
+            [
+                a,
+                b,
+                round(p.jaccard, 6),
+                round(p.estimate, 6),
+                p.common,
+                p.shingles_a,
+                p.shingles_b,
+                int(p.known),
+                _v(p),
+                _verbatim(p),
+            ]
             for (a, b), p in zip(pairs, result.pairs, strict=True)
         ],
         "clusters": [

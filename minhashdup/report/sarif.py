@@ -193,6 +193,8 @@ def _pair_result(pair: Pair, run: Run | None, project: Project, baselined: bool)
             "vendored": [pair.vendored_a, pair.vendored_b],  # this file, the other
         },
     }
+    if pair.jaccard_verbatim is not None:
+        out["properties"]["jaccard_verbatim"] = round(pair.jaccard_verbatim, 6)
     if run:
         out["properties"]["run"] = {"tokens": run.tokens, "lines": list(run.a_lines), "other_lines": list(run.b_lines)}
     if baselined:

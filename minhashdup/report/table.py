@@ -61,7 +61,7 @@ def _lines(found: Listing, baselined: bool) -> list[_Line]:
             out.append(_Line([*_heading(family), *[Text()] * (2 + baselined)], True, False))
         for index, row in enumerate(family.rows[: family.shown]):
             last = index == family.shown - 1
-            cells = [Text(f"{row.jaccard:.3f}"), _cell(row.a), _cell(row.b), Text(str(row.common)), Text(row.shingles)]
+            cells = [_jaccard(row), _cell(row.a), _cell(row.b), Text(str(row.common)), Text(row.shingles)]
             ruled = last and (headed or (after is not None and len(after.rows) > 1))
             out.append(_Line(cells + ([Text(_known(row))] if baselined else []), False, ruled))
     return out
@@ -80,9 +80,19 @@ def _width(lines: list[_Line], stream: TextIO) -> int | None:
     return max(100, a + b + 60)  # the other columns, padding and borders take up to 57
 
 
+def _jaccard(row: Row) -> Text:
+    """A row's Jaccard, and with names or literals normalised its verbatim Jaccard after it."""
+    text = Text(f"{row.jaccard:.3f}")
+    if row.verbatim is not None:
+        low, high = row.verbatim
+        text.append(f" / {low:.3f}" if low == high else f" / {low:.2f}-{high:.2f}", style="not bold")
+    return text
+
+
 def _pairs_table(result: Result, lines: list[_Line]) -> Table:
     table = Table()
-    table.add_column("jaccard", justify="right", style="bold")
+    normalised = result.params.get("ignore_identifiers") or result.params.get("ignore_literals")
+    table.add_column("jaccard / verbatim" if normalised else "jaccard", justify="right", style="bold")
     table.add_column("file a", overflow="fold")
     table.add_column("file b", overflow="fold")
     table.add_column("common", justify="right")
@@ -148,7 +158,8 @@ def _summary(result: Result) -> str:
         f"files: {s.files_scanned} scanned, {s.files_compared} compared "
         f"({s.distinct_sets} distinct, {s.identical_groups} identical groups)",
         f"skipped: {markup(skipped)}",
-        f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}",
+        f"{_mode(params)}, candidates: {s.candidates}, verified pairs: {s.verified_pairs}, clusters: {s.clusters}"
+        + (f"; --max-df {params['max_df']:g} left out {s.shingles_dropped} shingles" if params.get("max_df") else ""),
         _found_by(result),
         f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
         + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
@@ -189,6 +200,12 @@ def _review_lines(result: Result) -> list[str]:
 
 def _mode(params: dict[str, object]) -> str:
     if params.get("exact"):
-        return "mode: exact (prefix filter, no pair missed)"
+        return "mode: exact (prefix filter, no pair missed)" + _shaping(params)
     bits = "" if params.get("bits", 64) == 64 else f", {params['bits']}-bit values"
-    return f"bands x rows: {params['bands']} x {params['rows']}{bits}"
+    return f"bands x rows: {params['bands']} x {params['rows']}{bits}{_shaping(params)}"
+
+
+def _shaping(params: dict[str, object]) -> str:
+    """What was done to the tokens and shingles, when something was: placeholders, --max-df."""
+    ignored = [name for name in ("identifiers", "literals") if params.get(f"ignore_{name}")]
+    return f", {' and '.join(ignored)} as placeholders" if ignored else ""
