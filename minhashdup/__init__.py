@@ -229,7 +229,17 @@ def _warn_caller(message: str) -> None:
     warnings.warn(message, stacklevel=5)
 
 
-def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed: int = 1, bits: int = 64) -> Comparison:
+def compare(
+    a: PathArg,
+    b: PathArg,
+    *,
+    shingle: int = 5,
+    hashes: int = 48,
+    seed: int = 1,
+    bits: int = 64,
+    ignore_identifiers: bool = False,
+    ignore_literals: bool = False,
+) -> Comparison:
     """Compare two files as a scan would: what ``minhashdup compare`` does.
 
     Args:
@@ -238,6 +248,8 @@ def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed:
         hashes: MinHash values of the estimate (``bands * rows`` of a scan), 1 to 4096.
         seed: seed of the MinHash hash family.
         bits: low bits kept of each MinHash value, 1 to 64.
+        ignore_identifiers, ignore_literals: names, literals as placeholders (as ``scan``'s);
+            the comparison then also gives the verbatim Jaccard.
 
     Returns:
         The :class:`~minhashdup.analysis.compare.Comparison`: counts, exact Jaccard, the
@@ -255,7 +267,9 @@ def compare(a: PathArg, b: PathArg, *, shingle: int = 5, hashes: int = 48, seed:
     from minhashdup.analysis.compare import compare_files  # pygments: only for this call
 
     check_whole("hashes", hashes, 1, 4096)
-    return compare_files(a, b, Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits))
+    config = Config(bands=hashes, rows=1, shingle=shingle, seed=seed, bits=bits)
+    config = dataclasses.replace(config, ignore_identifiers=ignore_identifiers, ignore_literals=ignore_literals)
+    return compare_files(a, b, config)
 
 
 def evaluate(

@@ -9,13 +9,20 @@ from typing import Any
 import numpy as np
 
 from minhashdup.config import Config
-from minhashdup.core.shingles import intersection_size, shingle_hashes, token_hashes
+from minhashdup.core.shingles import intersection_size, jaccard, name_links, shingle_hashes, token_hashes
 from minhashdup.core.signature import Family, estimate, standard_error, truncate
 from minhashdup.core.substrings import maximal_runs
 from minhashdup.errors import InputPathError
+from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.paths import PathArg, one_path
 from minhashdup.source.safeio import read_regular
-from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts_with_lines
+from minhashdup.source.tokens import (
+    NoLexerError,
+    decode,
+    lexer_for,
+    token_texts_with_lines,
+    token_texts_with_lines_and_types,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +48,7 @@ class Comparison:
     stddev: float
     runs: list[Run]
     params: dict[str, Any]
+    jaccard_verbatim: float | None = None  # with names or literals normalised
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys."""
@@ -55,7 +63,7 @@ class Comparison:
             "stddev": round(self.stddev, 6),
             "runs": [{"a_lines": list(r.a_lines), "b_lines": list(r.b_lines), "tokens": r.tokens} for r in self.runs],
             "params": self.params,
-        }
+        } | ({} if self.jaccard_verbatim is None else {"jaccard_verbatim": round(self.jaccard_verbatim, 6)})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +84,9 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     """
     a, b = one_path(a, "a"), one_path(b, "b")
     config = config or Config()
-    la, lb = (lex_text(path, read_source(path), config.shingle) for path in (a, b))
+    norm = config.normalisation
+    texts = [read_source(path) for path in (a, b)]
+    la, lb = (lex_text(path, text, config.shingle, norm) for path, text in zip((a, b), texts, strict=True))
     sa, sb = np.unique(la.hashes), np.unique(lb.hashes)
     common = intersection_size(sa, sb)
     union = len(sa) + len(sb) - common
@@ -85,7 +95,12 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     est = float(estimate(ka, kb, config.bits))
     runs = shared_runs(la, lb, config.shingle)
     params = {"shingle": config.shingle, "seed": config.seed, "hashes": config.num_hashes, "bits": config.bits}
-    return Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)
+    params |= {f"ignore_{n}": True for n in ("identifiers", "literals") if getattr(norm, n)}
+    found = Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)
+    if norm.active:
+        va, vb = (np.unique(lex_text(p, t, config.shingle).hashes) for p, t in zip((a, b), texts, strict=True))
+        found.jaccard_verbatim = jaccard(va, vb)
+    return found
 
 
 #: What a report may read of a file the scan already kept (at most --max-size then): a bound
@@ -109,8 +124,9 @@ def read_source(path: str, limit: int = REPORT_READ_LIMIT) -> str:
     return decode(data)[0]
 
 
-def lex_text(path: str, text: str, k: int) -> Lexed:
-    """Shingle hashes by position and each token's line, for ``text`` read from ``path``.
+def lex_text(path: str, text: str, k: int, norm: Normalisation = VERBATIM) -> Lexed:
+    """Shingle hashes by position and each token's line, for ``text`` read from ``path``, its
+    names and literals replaced as ``norm`` says (as the scan does).
 
     Raises:
         InputPathError: no pygments lexer for the file.
@@ -119,9 +135,15 @@ def lex_text(path: str, text: str, k: int) -> Lexed:
         lexer = lexer_for(os.path.basename(path), text)
     except NoLexerError:
         raise InputPathError(f"{path}: no pygments lexer for this file; compare source files") from None
-    texts, lines = token_texts_with_lines(lexer, text)
+    if not norm.active:
+        texts, lines = token_texts_with_lines(lexer, text)
+        tokens = token_hashes(texts)
+        return Lexed(shingle_hashes(tokens, k), lines, tokens)
+    raw, raw_lines, types = token_texts_with_lines_and_types(lexer, text)
+    texts, names, kept_lines = normalised(raw, types, lexer.name, norm, raw_lines)
+    assert kept_lines is not None
     tokens = token_hashes(texts)
-    return Lexed(shingle_hashes(tokens, k), lines, tokens)
+    return Lexed(shingle_hashes(tokens, k, None if names is None else name_links(names)), kept_lines, tokens)
 
 
 def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:

@@ -28,6 +28,7 @@ from minhashdup.analysis.compare import Lexed, Run, lex_text, read_source, share
 from minhashdup.core.cluster import components
 from minhashdup.errors import InputPathError
 from minhashdup.result import Result
+from minhashdup.source.normalise import VERBATIM, Normalisation
 
 #: Most characters of source embedded in one HTML report.
 MAX_SOURCE_CHARS = 48 * 1024 * 1024
@@ -38,7 +39,7 @@ MAX_RESULTS = 25_000
 #: Fewer pairs than this are done in this process: starting workers would cost more.
 POOL_PAIRS = 64
 
-_Task = tuple[list[tuple[str, str]], int, int, bool]
+_Task = tuple[list[tuple[str, str]], int, int, bool, Normalisation]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +93,7 @@ def pair_regions(result: Result, jobs: int = 1, limit: int = MAX_RESULTS) -> lis
     of a SARIF result), ``None`` where a file no longer reads or lexes (or, rarely, the two
     share no run); ``jobs`` worker processes lex the files when that pays."""
     pairs = [(p.a, p.b) for p in result.pairs[:limit]]
-    found, _ = pair_runs(pairs, _shingle(result), 1, jobs)
+    found, _ = pair_runs(pairs, _shingle(result), 1, jobs, norm=_norm(result))
     return [f[0] if f else None for f in found]
 
 
@@ -102,7 +103,7 @@ def side_by_side(result: Result, jobs: int = 1, budget: int = MAX_SOURCE_CHARS) 
     Texts are taken in path order while the ``budget`` of characters lasts.
     """
     pairs = [(p.a, p.b) for p in result.pairs]
-    found, read = pair_runs(pairs, _shingle(result), MAX_RUNS, jobs, texts=True)
+    found, read = pair_runs(pairs, _shingle(result), MAX_RUNS, jobs, texts=True, norm=_norm(result))
     texts: dict[str, str] = {}
     left_out = 0
     for path in sorted({path for pair in pairs for path in pair}):
@@ -119,8 +120,18 @@ def _shingle(result: Result) -> int:
     return int(result.params.get("shingle", 5))
 
 
+def _norm(result: Result) -> Normalisation:
+    """The scan's normalisation: the runs are those of the tokens it compared."""
+    return Normalisation(bool(result.params.get("ignore_identifiers")), bool(result.params.get("ignore_literals")))
+
+
 def pair_runs(
-    pairs: Sequence[tuple[str, str]], shingle: int, limit: int, jobs: int = 1, texts: bool = False
+    pairs: Sequence[tuple[str, str]],
+    shingle: int,
+    limit: int,
+    jobs: int = 1,
+    texts: bool = False,
+    norm: Normalisation = VERBATIM,
 ) -> tuple[list[list[Run] | None], dict[str, str]]:
     """Each pair's shared runs (longest first, at most ``limit``), ``None`` where a file no
     longer reads or lexes; and, with ``texts``, the text of each paired file that reads.
@@ -138,7 +149,7 @@ def pair_runs(
     for k, (a, _) in enumerate(pairs):
         chosen[family[index[a]]].append(k)
     tasks: list[_Task] = [
-        ([(absolute[pairs[k][0]], absolute[pairs[k][1]]) for k in ks], shingle, limit, texts) for ks in chosen
+        ([(absolute[pairs[k][0]], absolute[pairs[k][1]]) for k in ks], shingle, limit, texts, norm) for ks in chosen
     ]
     done = _run(tasks, jobs if len(pairs) >= POOL_PAIRS else 1)
     found: list[list[Run] | None] = [None] * len(pairs)
@@ -165,13 +176,13 @@ def _run(tasks: list[_Task], jobs: int) -> list[tuple[list[list[Run] | None], di
 
 
 def _family_runs(task: _Task) -> tuple[list[list[Run] | None], dict[str, str]]:
-    pairs, shingle, limit, keep_texts = task
+    pairs, shingle, limit, keep_texts, norm = task
     lexed: dict[str, Lexed | None] = {}
     texts: dict[str, str] = {}
     for path in sorted({path for pair in pairs for path in pair}):
         try:
             text = read_source(path)  # read once: for the page and for the runs
-            lexed[path] = lex_text(path, text, shingle)
+            lexed[path] = lex_text(path, text, shingle, norm)
         except InputPathError:
             lexed[path] = None
             continue

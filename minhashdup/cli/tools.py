@@ -17,6 +17,7 @@ from minhashdup.cli.options import (
     file_options,
     format_option,
     lsh_options,
+    normalise_options,
     output_file_option,
     paths_argument,
     run_options,
@@ -140,13 +141,14 @@ Example:
 )
 @seed_option
 @bits_option
+@normalise_options
 @config_option
 @format_option()
-def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: int, fmt: str) -> None:
+def compare_command(a: str, b: str, shingle: int, hashes: int, seed: int, bits: int, fmt: str, **norm: bool) -> None:
     """Compare two files: shingle counts, common shingles, exact Jaccard, the MinHash estimate
     with its expected error, and the line ranges of their longest shared token runs.
     """
-    found = minhashdup.compare(a, b, shingle=shingle, hashes=hashes, seed=seed, bits=bits)
+    found = minhashdup.compare(a, b, shingle=shingle, hashes=hashes, seed=seed, bits=bits, **norm)
     from minhashdup.analysis.compare import read_source
     from minhashdup.report.comparison import render_comparison_json, render_comparison_table
 

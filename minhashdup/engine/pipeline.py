@@ -145,7 +145,10 @@ def _replayed(result: Result, walked: Walked) -> Result:
 
 
 def prepare(corpus: Corpus, config: Config) -> Prepared:
-    """:func:`minhashdup.core.pairs.prepare` with ``config.min_shingles``."""
+    """:func:`minhashdup.core.pairs.prepare` with ``config.min_shingles``, after ``config.max_df``
+    has left out the too common shingles (:func:`without_common`)."""
+    if config.max_df is not None:
+        corpus = without_common(corpus, config)
     return pairs.prepare(corpus, config.min_shingles)
 
 
@@ -165,8 +168,6 @@ def find_pairs(corpus: Corpus, config: Config) -> Result:
     exact check over an already collected :class:`Corpus`: the same for every engine."""
     stats = corpus.stats
     timer = functools.partial(_timed, stats.seconds)
-    if config.max_df is not None:
-        corpus = without_common(corpus, config)
     prep = prepare(corpus, config)
     with timer("signature"):
         sigs = rep_signatures(prep, config)

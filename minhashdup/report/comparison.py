@@ -35,7 +35,9 @@ def render_comparison_table(c: Comparison, stream: TextIO, texts: Mapping[str, s
     k = c.params["hashes"]
     console.print(f"[bold]{markup(c.a)}[/] ~ [bold]{markup(c.b)}[/]")
     console.print(
-        f"shingles {c.shingles_a} / {c.shingles_b}, common {c.common}, exact Jaccard {c.jaccard:.3f}; "
+        f"shingles {c.shingles_a} / {c.shingles_b}, common {c.common}, exact Jaccard {c.jaccard:.3f}"
+        + ("" if c.jaccard_verbatim is None else f" (verbatim {c.jaccard_verbatim:.3f})")
+        + "; "
         f"MinHash estimate ({k} hashes) {c.estimate:.3f} (expected error +/- {c.stddev:.3f})"
     )
     if not c.runs:

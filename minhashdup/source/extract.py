@@ -133,7 +133,8 @@ def _lexed(
                 return kind
             if not norm.active:
                 return lexer.name, token_texts(lexer, text, engine), None
-            return lexer.name, *normalised(*token_texts_with_types(lexer, text, engine), lexer.name, norm)
+            texts, names, _ = normalised(*token_texts_with_types(lexer, text, engine), lexer.name, norm)
+            return lexer.name, texts, names
     except LexTimeout:
         detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
         return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)

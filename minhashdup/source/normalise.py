@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import NamedTuple
 
 from pygments.token import Literal, Name, Punctuation, String, _TokenType
 
@@ -81,30 +82,41 @@ class Normalisation:
 VERBATIM = Normalisation()
 
 
-def normalised(
-    texts: list[str], types: list[_TokenType], lexer: str, norm: Normalisation
-) -> tuple[list[str], list[str] | None]:
-    """``texts`` with names and literals replaced as ``norm`` says, and (with ``identifiers``)
-    each token's own name (``""`` for a token that is not a replaced name).
+class Normalised(NamedTuple):
+    """Tokens after :func:`normalised`: their texts, each one's own name (``None`` unless
+    identifiers are replaced; ``""`` for a token that is not a replaced name), and the 1-based
+    line of each (when lines were given)."""
 
-    A run of string tokens (pygments cuts ``"a\\\\nb"`` into quotes, text and escapes) is one
+    texts: list[str]
+    names: list[str] | None
+    lines: list[int] | None = None
+
+
+def normalised(
+    texts: list[str], types: list[_TokenType], lexer: str, norm: Normalisation, lines: list[int] | None = None
+) -> Normalised:
+    """``texts`` with names and literals replaced as ``norm`` says, each token's own name, and
+    the lines of the tokens kept (``lines`` gives each input token's).
+
+    A run of string tokens (pygments cuts ``"a\\nb"`` into quotes, text and escapes) is one
     literal; a ``;`` is dropped in a language of :data:`NEWLINE_STATEMENTS`.
 
     Example:
         >>> from pygments.lexers import PythonLexer
         >>> from minhashdup.source.significant import significant_tokens_with_types
         >>> texts, types = significant_tokens_with_types(PythonLexer(), 'x = len(y); s = "a"')
-        >>> out, names = normalised(texts, types, "Python", Normalisation(True, True))
+        >>> out, names, _ = normalised(texts, types, "Python", Normalisation(True, True))
         >>> [t.replace(IDENTIFIER, "$").replace(LITERAL, "L") for t in out], names
         (['$', '=', 'len', '(', '$', ')', '$', '=', 'L'], ['x', '', '', '', 'y', '', 's', '', ''])
     """
     if not norm.active:
-        return texts, None
+        return Normalised(texts, None, lines)
     drop_semicolons = lexer in NEWLINE_STATEMENTS
     out: list[str] = []
     names: list[str] = []
+    kept: list[int] = []
     in_string = False
-    for text, ttype in zip(texts, types, strict=True):
+    for index, (text, ttype) in enumerate(zip(texts, types, strict=True)):
         kind = _kind(ttype)
         if kind == _PUNCTUATION and drop_semicolons and text == ";":
             continue
@@ -112,17 +124,15 @@ def normalised(
             if kind == _STRING and in_string:
                 continue  # the rest of one string: the literal is there already
             in_string = kind == _STRING
-            out.append(LITERAL)
-            names.append("")
-            continue
-        in_string = False
-        if norm.identifiers and kind == _NAME:
-            out.append(IDENTIFIER)
-            names.append(text)
+            text, name = LITERAL, ""
         else:
-            out.append(text)
-            names.append("")
-    return out, names if norm.identifiers else None
+            in_string = False
+            name = text if norm.identifiers and kind == _NAME else ""
+            text = IDENTIFIER if name else text
+        out.append(text)
+        names.append(name)
+        kept.append(index)
+    return Normalised(out, names if norm.identifiers else None, None if lines is None else [lines[i] for i in kept])
 
 
 _OTHER, _NAME, _STRING, _NUMBER, _PUNCTUATION = range(5)

@@ -24,6 +24,7 @@ from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
 from minhashdup.source.significant import (
+    kept,
     significant_tokens,
     significant_tokens_with_lines,
     significant_tokens_with_types,
@@ -167,6 +168,24 @@ def token_texts_with_types(lexer: Lexer, text: str, engine: str = "fast") -> tup
     if fast is None:
         return significant_tokens_with_types(lexer, text)
     return fast.significant_tokens_with_types(text)
+
+
+def token_texts_with_lines_and_types(
+    lexer: Lexer, text: str, engine: str = "fast"
+) -> tuple[list[str], list[int], list[_TokenType]]:
+    """:func:`token_texts_with_lines` and each token's pygments type."""
+    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    if fast is None:
+        texts, lines, types = [], [], []
+        line = 1
+        for ttype, value in lexer.get_tokens(text):
+            if kept(ttype, value):
+                texts.append(value)
+                lines.append(line)
+                types.append(ttype)
+            line += value.count("\n")
+        return texts, lines, types
+    return fast.significant_tokens_with_lines_and_types(text)
 
 
 def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tuple[list[str], list[int]]:
