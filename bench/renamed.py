@@ -224,7 +224,7 @@ def report_language(lang: str, args: argparse.Namespace, variants: list[list[str
     print(f"\n{lang}: {len(kept)} originals and their copies, {len(manifest['others'])} distractors")
     print(f"  pool {manifest['pool']} files, {manifest['pool_near_copies']} left out (skipped or near copies)")
     reasons = collections.Counter(why.split(":")[0] for why in manifest["drops"].values())
-    print(f"  copies dropped: {len(manifest['drops'])} of {manifest['asked']} ({dict(reasons)})")
+    print(f"  copies dropped: {len(manifest['drops'])} of {manifest['tried']} made ({dict(reasons)})")
     for source, why in manifest["drops"].items():
         print(f"      {Path(source).name}: {why}")
     exact_jaccards(folder, kept)

@@ -176,7 +176,24 @@ def renamed_nothing(jobs: list[tuple[Path, Path]], drops: dict[str, str]) -> Non
             target.unlink()
 
 
-def build(lang: str, originals: int, rebuild: bool = False) -> dict[str, object]:
+def make_copies(lang: str, pool: dict[str, Path], names: list[str], wanted: int) -> tuple[list[str], dict, int]:
+    """Copy ``names`` in order until ``wanted`` copies are kept; returns (kept, drops, names tried)."""
+    make = minify_python if lang == "python" else mangle_javascript
+    kept: list[str] = []
+    drops: dict[str, str] = {}
+    tried = 0
+    while len(kept) < wanted and tried < len(names):
+        batch = names[tried : tried + wanted - len(kept)]
+        tried += len(batch)
+        jobs = [(pool[name], DATA / lang / "copy" / name) for name in batch]
+        new_drops = make(jobs)
+        renamed_nothing(jobs, new_drops)
+        drops |= new_drops
+        kept += [name for name in batch if str(pool[name]) not in new_drops]
+    return kept, drops, tried
+
+
+def build(lang: str, originals: int, rebuild: bool = False) -> dict:
     """Build ``DATA/lang`` (or reuse it) and return its manifest."""
     folder = DATA / lang
     manifest_path = folder / "manifest.json"
@@ -188,20 +205,18 @@ def build(lang: str, originals: int, rebuild: bool = False) -> dict[str, object]
     excluded = near_copies(list(pool.values()))
     names = [name for name, path in pool.items() if path.resolve() not in excluded]
     random.Random(SEED).shuffle(names)
-    if len(names) < 2 * originals:
-        sys.exit(f"{lang}: only {len(names)} files in the pool, {2 * originals} needed (lower --originals)")
     shutil.rmtree(folder, ignore_errors=True)
     for role in ("orig", "copy", "other"):
         (folder / role).mkdir(parents=True)
-    jobs = [(pool[name], folder / "copy" / name) for name in names[:originals]]
-    drops = (minify_python if lang == "python" else mangle_javascript)(jobs)
-    renamed_nothing(jobs, drops)
-    kept = [name for name in names[:originals] if str(pool[name]) not in drops]
-    others = names[originals : originals + len(kept)]
+    kept, drops, tried = make_copies(lang, pool, names, originals)
+    others = names[tried : tried + len(kept)]
+    if len(kept) < originals or len(others) < len(kept):
+        found = f"{len(kept)} copies and {len(others)} others"
+        sys.exit(f"{lang}: the pool of {len(names)} files gives {found} (lower --originals)")
     for role, chosen in (("orig", kept), ("other", others)):
         for name in chosen:
             shutil.copy(pool[name], folder / role / name)
-    manifest = {"asked": originals, "pool": len(pool), "pool_near_copies": len(pool) - len(names)}
+    manifest = {"asked": originals, "tried": tried, "pool": len(pool), "pool_near_copies": len(pool) - len(names)}
     manifest |= {"kept": kept, "others": others, "drops": drops}
     manifest_path.write_text(json.dumps(manifest, indent=1))
     return manifest
