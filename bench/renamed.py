@@ -164,7 +164,8 @@ def report_jscpd(folder: Path, truth: set[frozenset[str]], runs: int) -> None:
 def exact_jaccards(folder: Path, names: list[str]) -> None:
     """The exact Jaccard of each original and its copy, as ``minhashdup.compare`` gives it."""
     parameters = inspect.signature(minhashdup.compare).parameters
-    modes = [{}] + [{name: True} for name in ("ignore_identifiers", "ignore_literals") if name in parameters]
+    offered = [name for name in ("ignore_identifiers", "ignore_literals") if name in parameters]
+    modes = [{}, *({name: True} for name in offered)] + ([dict.fromkeys(offered, True)] if len(offered) == 2 else [])
     for mode in modes:
         values = [minhashdup.compare(folder / "orig" / n, folder / "copy" / n, **mode).jaccard for n in names]
         found = sum(value >= THRESHOLD for value in values) / len(values)
