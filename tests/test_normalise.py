@@ -52,7 +52,7 @@ def oracle_normalised(path: Path, identifiers: bool, literals: bool, k: int = 5)
             if ttype in String and tokens and tokens[-1] == ("L", "string"):
                 continue
             tokens.append(("L", "string" if ttype in String else ""))
-        elif identifiers and ttype in Name and not any(ttype in kept for kept in KEPT):
+        elif identifiers and _replaced(ttype):
             tokens.append(("$", value))
         else:
             tokens.append((value, ""))
@@ -71,18 +71,20 @@ def _oracle_jaccard(a: Path, b: Path, identifiers: bool = True, literals: bool =
     return len(sa & sb) / len(sa | sb)
 
 
+def _replaced(ttype: object) -> bool:
+    """A name that becomes a placeholder: not a builtin (but ``self``, ``cls``) nor a magic name."""
+    return ttype in Name and (ttype in Name.Builtin.Pseudo or not any(ttype in kept for kept in KEPT))
+
+
 def renamed(path: Path, mapping: dict[str, str]) -> str:
     """The file's text with every replaceable name renamed by ``mapping`` (consistently)."""
     text = path.read_text()
     lexer = get_lexer_for_filename(path.name, text, stripnl=False, ensurenl=False)
-    return "".join(
-        mapping.get(value, value) if ttype in Name and not any(ttype in kept for kept in KEPT) else value
-        for ttype, value in lexer.get_tokens(text)
-    )
+    return "".join(mapping.get(value, value) if _replaced(ttype) else value for ttype, value in lexer.get_tokens(text))
 
 
 def _names(path: Path) -> list[str]:
-    found = {v for t, v in _significant(path) if t in Name and not any(t in kept for kept in KEPT)}
+    found = {v for t, v in _significant(path) if _replaced(t)}
     return sorted(found)
 
 

@@ -4,7 +4,8 @@ A copy whose variables were renamed shares few verbatim shingles with its origin
 J of about 0.17 on copies made by a renaming tool). With ``--ignore-identifiers`` every name
 becomes one placeholder, with ``--ignore-literals`` every string and number another; keywords,
 operators, punctuation and builtins keep their text. Names that a renaming tool never touches
-keep it too: builtins (``len``, ``self``), exceptions, and magic names (``__init__``).
+keep it too: builtins (``len``, ``print``), exceptions, and magic names (``__init__``); ``self``
+and ``cls`` are names like any parameter (a minifier renames them).
 
 Inside each shingle the names are told apart by where they repeat, not by what they are
 called: ``x = x + y`` and ``a = a + b`` give the same shingle, ``x = y + x`` another (a
@@ -142,6 +143,8 @@ _OTHER, _NAME, _STRING, _NUMBER, _PUNCTUATION = range(5)
 def _kind(ttype: _TokenType) -> int:
     """What a token type is to the normalisation (decided once per type)."""
     if ttype in Name:
+        if ttype in Name.Builtin.Pseudo:  # self, cls: parameters by convention, renamed by minifiers
+            return _NAME
         return _OTHER if any(ttype in kept for kept in _KEPT_NAMES) else _NAME
     if ttype in String:
         return _STRING
