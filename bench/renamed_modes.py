@@ -3,6 +3,7 @@ with fewer false pairs, on bench/renamed.py's corpus, run by hand:
 
     python bench/renamed.py --runs 1             # builds bench/.data/renamed once
     python bench/renamed_modes.py                # both languages; --lang python, --no-scan
+    python bench/renamed_modes.py --no-corpus --go-src /path/go/src
 
 Both modes make every name one placeholder before shingling (:mod:`minhashdup.source.normalise`).
 Blind: nothing else, ``x = x + y`` and ``x = y + z`` give the same shingle. Consistent (what
@@ -14,13 +15,16 @@ Each file's shingle set is made here by the library's own functions, as a scan m
 20 distinct shingles left out), once with the name links (checked equal to ``extract_file``'s set)
 and once without. Then the exact Jaccard of every pair of files (a sparse product, no LSH): the
 recall of the true pairs (an original and its own copy) and the number of false pairs (any other)
-at J >= 0.5, the default threshold, and around it. Last, for the consistent mode, the real scan
-(``minhashdup scan`` with the flags, LSH and all), which is what bench/renamed.py prints.
+at J >= 0.5, the default threshold, and around it. Then, for the consistent mode, the real scan
+(``minhashdup scan`` with the flags, LSH and all), which is what bench/renamed.py prints. With
+``--go-src``, also how many pairs each mode gives on a Go tree (more pairs there are mostly not
+copies: see bench/go_renamed.py), by ``scan --exact`` over each mode's sets.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -32,7 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from go_tree import exact_all_pairs
 from renamed import DATA, LANGS, THRESHOLD, false_kinds, quartiles, run_minhashdup, score
 
+from minhashdup import Config, collect, find_pairs
 from minhashdup.core.shingles import name_links, shingle_set, token_hashes
+from minhashdup.result import Stats
 from minhashdup.source.extract import extract_file
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.tokens import decode, lexer_for, token_texts_with_types
@@ -120,13 +126,40 @@ def scan_modes(lang: str, truth: set[frozenset[str]]) -> None:
         print(f"    {label:<48} recall {recall:6.1%}  false pairs {len(false):4}  {seconds:5.2f} s")
 
 
+def tree_modes(root: Path) -> None:
+    """Blind against consistent on a real Go tree: pairs at J >= the threshold (``scan --exact``,
+    no LSH miss), generated files skipped; the more pairs, the more the mode lets through."""
+    for norm_label, norm in list(NORMS.items())[1:]:
+        config = Config(
+            include=("*.go",),
+            exclude=("*_test.go", "testdata"),
+            exact=True,
+            cache=False,
+            ignore_identifiers=norm.identifiers,
+            ignore_literals=norm.literals,
+        )
+        consistent = collect([str(root)], config)
+        found = {}
+        for mode, sets in (
+            ("blind", [shingles(Path(path), norm, consistent=False) for path in consistent.paths]),
+            ("consistent", consistent.sets),
+        ):
+            corpus = dataclasses.replace(consistent, sets=sets, signatures=[], family=None, stats=Stats())
+            found[mode] = {frozenset((p.a, p.b)) for p in find_pairs(corpus, config).pairs}
+        both = len(found["blind"] & found["consistent"])
+        counts = ", ".join(f"{mode} {len(pairs)}" for mode, pairs in found.items())
+        print(f"  {norm_label}: pairs at J >= {THRESHOLD}: {counts} ({both} in both)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lang", choices=LANGS, action="append", help="a language (repeatable; default both)")
+    parser.add_argument("--no-corpus", action="store_true", help="leave out the renamed corpus (--go-src alone)")
     parser.add_argument("--no-scan", action="store_true", help="leave out the real scans")
+    parser.add_argument("--go-src", type=Path, help="also count both modes' pairs on this Go tree (src)")
     args = parser.parse_args()
     print(f"shingles of {SHINGLE} tokens, files under {MIN_SHINGLES} left out, threshold {THRESHOLD}")
-    for lang in args.lang or LANGS:
+    for lang in [] if args.no_corpus else args.lang or LANGS:
         folder = DATA / lang
         if not (folder / "manifest.json").is_file():
             sys.exit(f"{folder}: no corpus; build it with python bench/renamed.py first")
@@ -136,6 +169,9 @@ def main() -> None:
         exact_modes(lang, truth)
         if not args.no_scan:
             scan_modes(lang, truth)
+    if args.go_src:
+        print(f"\nthe Go tree {args.go_src}, *.go without tests and testdata, generated files skipped:")
+        tree_modes(args.go_src.resolve())
 
 
 if __name__ == "__main__":
