@@ -171,6 +171,18 @@ def test_a_modeline_deep_inside_a_huge_file_is_not_read() -> None:
     assert declared_lexer("a" * 10_000_000 + "\n# vim: set ft=python:\n").name == "Python"  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\n" * 20 + "# vim: set ft=python:\n",  # a short file: its last lines are read too
+        "x = 1\n" * 20 + "# vim: set ft=python:\n" + "y = 2\n" * 4,  # the fifth line from the end
+        "x = 1\n" * 2000 + "# vim: set ft=python:\n" + "y = 2\n" * 4,
+    ],
+)
+def test_a_vim_modeline_counts_in_the_last_five_lines(text: str) -> None:
+    assert declared_lexer(text).name == "Python"  # type: ignore[union-attr]
+
+
 def _chain(*texts: str) -> tuple[Attributes, ...]:
     return tuple(Attributes(parse(text), "", 0) for text in texts)
 
