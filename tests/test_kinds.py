@@ -240,6 +240,8 @@ def test_invalid_and_hostile_attribute_lines_are_left_out() -> None:
     hostile = "/".join(["**", "a"] * 40) + "/b linguist-generated"  # RE2: linear whatever the pattern
     assert marks("/".join(["a"] * 80) + "/c", _chain(hostile)) == {}
     assert marks("caf\udce9/x.go", _chain("caf*/** linguist-vendored")) == {"linguist-vendored": True}
+    not_utf8 = "caf\udce9.go linguist-vendored\n*.go linguist-generated\n"  # a .gitattributes' bytes, as read
+    assert marks("caf\udce9.go", _chain(not_utf8)) == {"linguist-vendored": True, "linguist-generated": True}
 
 
 def test_attributes_too_many_to_match_together_are_not_applied(make_tree: TreeFactory) -> None:

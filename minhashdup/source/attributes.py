@@ -73,7 +73,7 @@ def parse(text: str) -> Lines:
     """
     out = []
     matcher = re2.Set.SearchSet()  # each regex is anchored at both ends already
-    for raw in text.splitlines():
+    for raw in matchable(text).splitlines():  # bytes that are not UTF-8 as U+FFFD, as in the paths
         fields = raw.split()
         if len(fields) < 2 or fields[0].startswith(("#", "[attr]", "!", '"')):
             continue  # comments, macros, negated (invalid) and quoted patterns
@@ -95,7 +95,7 @@ def _added(matcher: _Matcher, regex: str) -> bool:
     """Whether RE2 took ``regex`` into the set (a line it rejects is left out, not its file)."""
     try:
         matcher.Add(regex)
-    except re2.error:
+    except (re2.error, UnicodeError):
         return False
     return True
 
