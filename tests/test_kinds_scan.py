@@ -82,6 +82,21 @@ def test_the_cache_serves_each_choice(generated_tree: Path, tmp_path: Path) -> N
     assert again["stats"]["skipped"]["generated"] == 4
 
 
+def test_a_replayed_scan_follows_attributes_outside_the_scanned_files(generated_tree: Path, tmp_path: Path) -> None:
+    # .git/info/attributes is never scanned itself (nor a .gitattributes an --include leaves out):
+    # a change to it must still stop the cache from replaying the result of the scan before it.
+    cache = str(tmp_path / "cache")
+    info = generated_tree / ".git" / "info"
+    info.mkdir(parents=True)
+    _scan(str(generated_tree), "--cache-dir", cache)
+    (info / "attributes").write_text("ops.go -linguist-generated\nhand.go linguist-vendored\n")
+    cached = _scan(str(generated_tree), "--cache-dir", cache)
+    fresh = _scan(str(generated_tree), "--no-cache")
+    assert fresh["stats"]["skipped"]["generated"] == 3  # ops.go scanned: its attribute unset wins over its header
+    assert [p["vendored_a"] for p in fresh["pairs"]] == [True]
+    assert (cached["pairs"], cached["stats"]["skipped"]) == (fresh["pairs"], fresh["stats"]["skipped"])
+
+
 def test_gitattributes_mark_generated_and_vendored(make_tree: TreeFactory) -> None:
     code = _go(4)
     tree = make_tree(

@@ -86,7 +86,9 @@ def declared_lexer(text: str) -> type[Lexer] | None:
         ('Ruby', None)
     """
     head = text[: 8 * DECLARATION_CHARS].split("\n", 5)[:5]
-    tail = text[-8 * DECLARATION_CHARS :].rsplit("\n", 5)[-5:] if len(text) > 8 * DECLARATION_CHARS else []
+    # The last five lines of the file, whatever its size (they may be among the first five too); a
+    # final newline ends the last line, it does not start a sixth.
+    tail = text[-8 * DECLARATION_CHARS :].removesuffix("\n").rsplit("\n", 5)[-5:]
     lines = [line[:DECLARATION_CHARS] for line in head + tail]
     names = [*_emacs_modes(lines[:2]), *_shebang_names(lines[0])]  # Emacs' mode line wins, as in Emacs
     vim = get_filetype_from_buffer("\n".join(lines))
