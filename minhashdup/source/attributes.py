@@ -106,7 +106,7 @@ def _value(field: str) -> tuple[str, bool | None] | None:
         state: bool | None = False if name[0] == "-" else None
         name = name[1:]
     else:
-        state = value.lower() not in ("false", "0") if value else True
+        state = value.lower() != "false" if value else True  # as linguist reads it: only "false" is false
     return (name, state) if name in _WANTED else None
 
 

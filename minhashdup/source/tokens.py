@@ -26,7 +26,12 @@ from minhashdup.source.significant import significant_tokens, significant_tokens
 
 
 class NoLexerError(LookupError):
-    """No pygments lexer knows this file (by name, nor by content)."""
+    """No pygments lexer knows this file (by name, nor by what it declares). ``lexer`` names
+    pygments' plain-text lexer when the name chose it (``.txt``): prose, with no tokens to compare."""
+
+    def __init__(self, message: str, lexer: str = "") -> None:
+        super().__init__(message)
+        self.lexer = lexer
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -71,7 +76,9 @@ def lexer_for(filename: str, text: str) -> Lexer:
     cls = find_lexer_class_for_filename(filename, text)
     if cls is None:
         cls = declared_lexer(text)
-    if cls is None or cls is TextLexer:
+    if cls is TextLexer:
+        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    if cls is None:
         raise NoLexerError("no pygments lexer for this file name, and no shebang or modeline")
     return _instance(cls)
 
