@@ -82,6 +82,21 @@ def test_the_cache_serves_each_choice(generated_tree: Path, tmp_path: Path) -> N
     assert again["stats"]["skipped"]["generated"] == 4
 
 
+def test_a_replayed_scan_follows_attributes_outside_the_scanned_files(generated_tree: Path, tmp_path: Path) -> None:
+    # .git/info/attributes is never scanned itself (nor a .gitattributes an --include leaves out):
+    # a change to it must still stop the cache from replaying the result of the scan before it.
+    cache = str(tmp_path / "cache")
+    info = generated_tree / ".git" / "info"
+    info.mkdir(parents=True)
+    _scan(str(generated_tree), "--cache-dir", cache)
+    (info / "attributes").write_text("ops.go -linguist-generated\nhand.go linguist-vendored\n")
+    cached = _scan(str(generated_tree), "--cache-dir", cache)
+    fresh = _scan(str(generated_tree), "--no-cache")
+    assert fresh["stats"]["skipped"]["generated"] == 3  # ops.go scanned: its attribute unset wins over its header
+    assert [p["vendored_a"] for p in fresh["pairs"]] == [True]
+    assert (cached["pairs"], cached["stats"]["skipped"]) == (fresh["pairs"], fresh["stats"]["skipped"])
+
+
 def test_gitattributes_mark_generated_and_vendored(make_tree: TreeFactory) -> None:
     code = _go(4)
     tree = make_tree(
@@ -195,3 +210,31 @@ def test_evaluate_takes_include_generated(generated_tree: Path) -> None:
     assert json.loads(out)["params"]["include_generated"] is True
     code, out, err = run("evaluate", str(generated_tree), "-f", "json", "--repeats", "2", "-q")
     assert json.loads(out)["params"]["include_generated"] is False
+
+
+def test_a_changed_file_skipped_for_what_it_declares_is_named(
+    generated_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(generated_tree)
+    code, _, err = run("scan", ".", "--files-from", "-", "--fail-on-pairs", "-q", stdin="ops_copy.go\n")
+    assert code == ExitCode.OK  # the copy marked itself generated: the gate does not see it...
+    assert "ops_copy.go: changed but not compared, skipped as generated (Go's header line" in err  # ...but says so
+    assert "--include-generated" in err
+    code, _, err = run(
+        "scan", ".", "--files-from", "-", "--fail-on-pairs", "-q", "--include-generated", stdin="ops_copy.go\n"
+    )
+    assert code == ExitCode.PAIRS_FOUND and "changed but not compared" not in err
+    code, _, err = run("scan", ".", "--files-from", "-", "-q", stdin="hand.go\n")
+    assert code == ExitCode.OK and "changed but not compared" not in err  # a changed file compared: no warning
+
+
+def test_an_include_naming_a_folder_does_not_bring_data_back(make_tree: TreeFactory) -> None:
+    rows = "\n".join(f"key{i}: value {i} and some words {i * 3}" for i in range(40)) + "\n"
+    notes = "".join(f"Step {i}: run the tool, then read what it printed and write it down.\n" for i in range(40))
+    tree = make_tree({"conf/x.yaml": rows, "conf/y.yaml": rows, "notes.txt": notes, "more.txt": notes})
+    assert _scan(str(tree), "--include", "conf/")["stats"]["skipped"] == {"not-code": 2, "not-included": 2}
+    assert _pairs(_scan(str(tree), "--include", "conf/*.yaml")) == {("x.yaml", "y.yaml")}
+    doc = _scan(str(tree), "--include", "*.txt")
+    assert doc["stats"]["skipped"] == {"no-lexer": 2, "not-included": 2}  # named, but plain text has no tokens
+    code, _, err = run("scan", str(tree), "-v")
+    assert code == ExitCode.OK and "notes.txt: not-code (Text only: prose" in err

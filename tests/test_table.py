@@ -293,6 +293,9 @@ def test_columns_is_honoured_off_a_terminal_and_paths_never_wrap_without_it(
     table = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
     assert table and max(len(line) for line in table) == 80  # paths fold within the width
     assert os.path.join(*deep.split("/"), "a.go") not in out
+    monkeypatch.setenv("COLUMNS", "5")  # too narrow for any path: ignored, as if unset
+    _, out, _ = run("scan", str(tree), "-q", "--no-cache")
+    assert os.path.join(*deep.split("/"), "a.go") in out
 
 
 def test_pattern_names_what_a_groups_paths_share() -> None:

@@ -24,7 +24,7 @@ from minhashdup.ci.git import relative
 from minhashdup.core import pairs as listing
 from minhashdup.core.runs import pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
-from minhashdup.result import Pair, Result
+from minhashdup.result import Pair, Result, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
 
 
@@ -142,11 +142,30 @@ def apply(
         before = len(result.pairs)
         result = result.keep(_touching(result, changed))
         result.stats.changes = {"files": len(changed), "pairs_left_out": before - len(result.pairs)}
+        result.warnings.extend(unchecked_changes(result, changed))
     result.stats.new_pairs = count_new(result, recorded, review.tolerance, changed)
     if review.new_only:
         result = result.keep(lambda p: not p.known)
     result.params = {**result.params, **review.params()}
     return result
+
+
+#: Skips that a repository decides by its own files (a header, a name, .gitattributes).
+_DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
+
+
+def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
+    """Warnings for changed files the scan left out because of what they say they are
+    (generated, data): a change can mark its own copy so, and the gate would not see it."""
+    skipped = [s for s in result.skips if s.reason in _DECLARED and project.real(s.path) in changed]
+    if not skipped:
+        return []
+    first = skipped[0]
+    more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+    return [
+        f"{first.path}{more}: changed but not compared, skipped as {first.message}; the gate does not see"
+        " them (on untrusted changes run it with --include-generated, and --include the data files to check)"
+    ]
 
 
 def _members(result: Result) -> Callable[[str], tuple[str, ...]]:

@@ -304,7 +304,10 @@ def result_key(
     head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
     h.update(json.dumps(head, sort_keys=True).encode())
     for entry, key in zip(files, keys, strict=True):
-        h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0")
+        # A file's kind comes from rules files the scan may not read as files (.git/info/attributes,
+        # a .gitattributes outside the root or left out by --include): it is an input of its own.
+        kind = bytes((entry.vendored, entry.check_generated, entry.data_ok))
+        h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0" + kind)
     for skip in skips:
         h.update(os.fsencode(f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0"))
     return h.digest()

@@ -67,13 +67,17 @@ def _lines(found: Listing, baselined: bool) -> list[_Line]:
     return out
 
 
+#: The narrowest ``COLUMNS`` honoured off a terminal.
+MIN_COLUMNS = 60
+
+
 def _width(lines: list[_Line], stream: TextIO) -> int | None:
     """The terminal's width (or ``COLUMNS``) on a terminal; elsewhere ``COLUMNS`` when set,
     else wide enough that paths never wrap."""
     if on_terminal(stream):
         return None
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isdigit() and int(columns) >= MIN_COLUMNS:  # fewer leave no room for a path: ignored
         return int(columns)
     a = max((line.cells[1].cell_len for line in lines), default=30)
     b = max((line.cells[2].cell_len for line in lines), default=30)

@@ -139,7 +139,8 @@ def _lexed(
         detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
         return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)
     except NoLexerError as err:
-        return screened(dataclasses.replace(base, skip=SkipReason.NO_LEXER, detail=str(err)), name, *screen)
+        item = dataclasses.replace(base, skip=SkipReason.NO_LEXER, detail=str(err), lexer=err.lexer)
+        return screened(item, name, *screen)  # plain text by its name is prose: not-code
     except Exception as err:  # a lexer bug on one file must not stop the scan
         detail = f"{type(err).__name__}: {err}"[:200]
         return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)

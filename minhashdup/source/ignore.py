@@ -104,6 +104,22 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     return None
 
 
+def names_file(spec: pathspec.GitIgnoreSpec, rel: str) -> bool:
+    """Whether the globs ``spec`` name the file at ``rel`` itself, not a folder above it:
+    ``*.json`` and ``conf/*.yaml`` name ``conf/x.yaml``; ``conf/`` and ``*`` do not.
+
+    Example:
+        >>> spec = compile_globs(["*.json", "conf/"], "include")
+        >>> names_file(spec, "a/b.json"), names_file(spec, "conf/x.yaml")
+        (True, False)
+    """
+    rel = matchable(rel)
+    if not spec.match_file(rel):
+        return False
+    parts = rel.split("/")[:-1]
+    return not any(spec.match_file("/".join(parts[: n + 1]) + "/") for n in range(len(parts)))
+
+
 def matchable(path: str) -> str:
     """``path`` as RE2 can match it: a name that is not UTF-8 (its bytes decoded as lone
     surrogates) with each such byte as U+FFFD, which ``*`` and ``?`` match like any letter.

@@ -32,7 +32,12 @@ from minhashdup.source.significant import (
 
 
 class NoLexerError(LookupError):
-    """No pygments lexer knows this file (by name, nor by content)."""
+    """No pygments lexer knows this file (by name, nor by what it declares). ``lexer`` names
+    pygments' plain-text lexer when the name chose it (``.txt``): prose, with no tokens to compare."""
+
+    def __init__(self, message: str, lexer: str = "") -> None:
+        super().__init__(message)
+        self.lexer = lexer
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -77,7 +82,9 @@ def lexer_for(filename: str, text: str) -> Lexer:
     cls = find_lexer_class_for_filename(filename, text)
     if cls is None:
         cls = declared_lexer(text)
-    if cls is None or cls is TextLexer:
+    if cls is TextLexer:
+        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    if cls is None:
         raise NoLexerError("no pygments lexer for this file name, and no shebang or modeline")
     return _instance(cls)
 
@@ -92,7 +99,9 @@ def declared_lexer(text: str) -> type[Lexer] | None:
         ('Ruby', None)
     """
     head = text[: 8 * DECLARATION_CHARS].split("\n", 5)[:5]
-    tail = text[-8 * DECLARATION_CHARS :].rsplit("\n", 5)[-5:] if len(text) > 8 * DECLARATION_CHARS else []
+    # The last five lines of the file, whatever its size (they may be among the first five too); a
+    # final newline ends the last line, it does not start a sixth.
+    tail = text[-8 * DECLARATION_CHARS :].removesuffix("\n").rsplit("\n", 5)[-5:]
     lines = [line[:DECLARATION_CHARS] for line in head + tail]
     names = [*_emacs_modes(lines[:2]), *_shebang_names(lines[0])]  # Emacs' mode line wins, as in Emacs
     vim = get_filetype_from_buffer("\n".join(lines))

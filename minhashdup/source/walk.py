@@ -32,6 +32,7 @@ from minhashdup.source.ignore import (
     compile_globs,
     filtered,
     ignore_chain,
+    names_file,
     nesting_warning,
     with_folder_gitignore,
 )
@@ -49,8 +50,8 @@ class FileEntry:
     What the walk found of its kind (:mod:`.kinds`): ``vendored`` (compared, marked);
     ``check_generated``: whether a generated header skips it (not with ``include_generated``,
     nor for a file named on the command line or marked ``-linguist-generated``);
-    ``data_ok``: whether data and prose formats are scanned (a file named on the command line
-    or matched by an ``--include`` glob).
+    ``data_ok``: whether data and prose formats are scanned (a file named on the command line,
+    or by an ``--include`` glob that matches the file itself, not a folder above it).
     """
 
     path: str
@@ -302,7 +303,7 @@ class _Walker:
         return {
             "vendored": vendored,
             "check_generated": not self.kinds.include_generated and generated is not False,
-            "data_ok": rules.include is not None,
+            "data_ok": rules.include is not None and names_file(rules.include, rel),
         }
 
     def _follow(self, link: _Folder) -> None:
