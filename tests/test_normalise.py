@@ -275,3 +275,14 @@ def test_compare_and_evaluate_take_the_flags(renamed_tree: Path) -> None:
     )
     assert code == ExitCode.OK, err
     assert json.loads(out)["params"]["ignore_identifiers"] is True
+
+
+def test_both_lexer_engines_type_c_library_types_alike(tmp_path: Path) -> None:
+    # pygments' C lexer retypes size_t, int32_t ... from Name to Keyword.Type in its own loop:
+    # the fast engine must too, or --ignore-identifiers makes them names there only.
+    head = "#include <stdint.h>\n"
+    (tmp_path / "a.c").write_text(head + "size_t f(int32_t x, FILE *fp) {\n  uint8_t y = x;\n  return y;\n}\n")
+    (tmp_path / "b.c").write_text(head + "long f(long x, char *fp) {\n  long y = x;\n  return y;\n}\n")
+    fast = _norm_set(tmp_path / "a.c", engine="fast")
+    assert fast == _norm_set(tmp_path / "a.c", engine="pygments")
+    assert fast != _norm_set(tmp_path / "b.c", engine="fast")  # int32_t keeps its text, as long does
