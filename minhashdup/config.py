@@ -154,9 +154,9 @@ class Config:
         check_whole("max_verified", self.max_verified, 1, 10**9)
         check_whole("jobs", self.jobs, 0, 1024)
         check_whole("bits", self.bits, 1, 64)
-        check_whole("completion_cap", self.completion_cap, 2, 10**6)
+        check_whole("completion_cap", self.completion_cap, 2, 10**6)  # a middle file passes on two partners at least
         if self.max_df is not None:
-            check_threshold(self.max_df, "max_df")  # a middle file passes on two partners at least
+            check_threshold(self.max_df, "max_df")
         self._check_run()
         for name in ("include", "exclude"):
             value = getattr(self, name)

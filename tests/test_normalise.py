@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,7 @@ from pygments.lexers import get_lexer_for_filename
 from pygments.token import Comment, Literal, Name, Punctuation, String, Text, Whitespace
 
 from minhashdup import Config, compare, scan
+from minhashdup.core.pairs import drop_common
 from minhashdup.errors import ExitCode
 from minhashdup.source.extract import extract_file
 from minhashdup.source.normalise import Normalisation
@@ -275,3 +278,27 @@ def test_compare_and_evaluate_take_the_flags(renamed_tree: Path) -> None:
     )
     assert code == ExitCode.OK, err
     assert json.loads(out)["params"]["ignore_identifiers"] is True
+
+
+def test_both_lexer_engines_type_c_library_types_alike(tmp_path: Path) -> None:
+    # pygments' C lexer retypes size_t, int32_t ... from Name to Keyword.Type in its own loop:
+    # the fast engine must too, or --ignore-identifiers makes them names there only.
+    head = "#include <stdint.h>\n"
+    (tmp_path / "a.c").write_text(head + "size_t f(int32_t x, FILE *fp) {\n  uint8_t y = x;\n  return y;\n}\n")
+    (tmp_path / "b.c").write_text(head + "long f(long x, char *fp) {\n  long y = x;\n  return y;\n}\n")
+    fast = _norm_set(tmp_path / "a.c", engine="fast")
+    assert fast == _norm_set(tmp_path / "a.c", engine="pygments")
+    assert fast != _norm_set(tmp_path / "b.c", engine="fast")  # int32_t keeps its text, as long does
+
+
+def test_drop_common_leaves_out_exactly_the_shingles_of_too_many_compared_sets() -> None:
+    rng = np.random.default_rng(5)
+    sets = [np.unique(rng.integers(0, 60, int(rng.integers(0, 40))).astype(np.uint64)) for _ in range(30)]
+    sets.append(np.array([2**64 - 1], dtype=np.uint64))  # above every common shingle
+    among = list(range(0, 30, 2))  # the others are not compared: they count for nothing
+    for max_df in (1e-9, 0.2, 0.5, 1.0):
+        counts = Counter(int(v) for i in among for v in sets[i])
+        common = {v for v, n in counts.items() if n > max_df * len(among)}
+        kept, dropped = drop_common(sets, among, max_df)
+        assert dropped == len(common)
+        assert [k.tolist() for k in kept] == [[int(v) for v in s if int(v) not in common] for s in sets]

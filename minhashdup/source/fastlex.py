@@ -25,13 +25,29 @@ from typing import Any, cast
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
-from pygments.token import Error, _TokenType
+from pygments.token import Error, Keyword, Name, _TokenType
 
 from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept, verdict
 
 Token = tuple[int, Any, str]
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
+
+
+def _type_names(lexer: Lexer) -> frozenset[str]:
+    """The names a vetted override retypes from ``Name`` to ``Keyword.Type`` (by the lexer's
+    options, as its loop reads them); empty for a lexer that retypes nothing."""
+    from pygments.lexers.c_cpp import CFamilyLexer
+
+    if not isinstance(lexer, CFamilyLexer):
+        return frozenset()
+    options = (
+        ("stdlibhighlighting", "stdlib_types"),
+        ("c99highlighting", "c99_types"),
+        ("c11highlighting", "c11_atomic_types"),
+        ("platformhighlighting", "linux_types"),
+    )
+    return frozenset(n for on, names in options if getattr(lexer, on, False) for n in getattr(lexer, names, ()))
 
 
 def _vetted_overrides() -> set[type]:
@@ -123,6 +139,7 @@ class FastLexer:
         self.lexer = lexer
         tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
         self.states = _States(tokendefs, type(lexer).flags)
+        self.type_names = _type_names(lexer)
 
     def significant_tokens(self, text: str) -> list[str]:
         """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
@@ -135,7 +152,8 @@ class FastLexer:
     def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
         """:meth:`significant_tokens` and the pygments type of each kept token."""
         types: list[_TokenType] = []
-        return self._scan(self.lexer._preprocess_lexer_input(text), None, types), types
+        texts = self._scan(self.lexer._preprocess_lexer_input(text), None, types)
+        return texts, self._retyped(texts, types)
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
         """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
@@ -146,7 +164,15 @@ class FastLexer:
         """:meth:`significant_tokens_with_lines` and each kept token's pygments type."""
         types: list[_TokenType] = []
         texts, lines, _ = self._with_lines(text, types)
-        return texts, lines, types
+        return texts, lines, self._retyped(texts, types)
+
+    def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
+        """``types`` as the lexer's own loop gives them: a vetted override's names of types
+        (C's ``size_t``) are ``Keyword.Type`` there, and normalisation keeps keywords' text."""
+        if self.type_names:
+            names = self.type_names
+            types[:] = [Keyword.Type if t is Name and v in names else t for v, t in zip(texts, types, strict=True)]
+        return types
 
     def _with_lines(
         self, text: str, types: list[_TokenType] | None
