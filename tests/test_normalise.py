@@ -302,3 +302,18 @@ def test_drop_common_leaves_out_exactly_the_shingles_of_too_many_compared_sets()
         kept, dropped = drop_common(sets, among, max_df)
         assert dropped == len(common)
         assert [k.tolist() for k in kept] == [[int(v) for v in s if int(v) not in common] for s in sets]
+
+
+def test_the_html_report_carries_the_verbatim_jaccard_only_with_a_flag(renamed_tree: Path) -> None:
+    import re
+
+    rows = []
+    for flags in ([], ["--ignore-identifiers"]):
+        code, out, err = run("scan", str(renamed_tree), *flags, "-f", "html", "-q", "--min-shingles", "5", "-t", "0.1")
+        assert code == ExitCode.OK, err
+        page = re.search(r'<script type="application/json" id="data">(.*?)</script>', out, re.S)
+        assert page is not None
+        rows.append(json.loads(page[1])["pairs"])
+    assert all(len(row) == 9 for row in rows[0])  # a default report: its data as before
+    [row] = [r for r in rows[1] if r[2] == 1.0]
+    assert len(row) == 10 and row[9] < 0.5  # the renamed copy: normalised 1.0, verbatim low

@@ -131,7 +131,7 @@ token_options = _stack(
         default=None,
         metavar="F",
         help="Leave out shingles found in more than a fraction F of the compared files (boilerplate;"
-        " stats count them). Default: none is left out.",
+        " each file counts, identical copies too; stats count them). Default: none is left out.",
     ),
 )
 

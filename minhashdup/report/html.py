@@ -79,9 +79,10 @@ def _v(pair: Pair) -> int:
     return int(pair.vendored_a) + 2 * int(pair.vendored_b)
 
 
-def _verbatim(pair: Pair) -> float | None:
-    """The pair's verbatim Jaccard, with names or literals normalised; else ``None``."""
-    return None if pair.jaccard_verbatim is None else round(pair.jaccard_verbatim, 6)
+def _verbatim(pair: Pair) -> list[float]:
+    """The pair's verbatim Jaccard, with names or literals normalised (a 10th element of its
+    row); else nothing, so that a default report's data is as before."""
+    return [] if pair.jaccard_verbatim is None else [round(pair.jaccard_verbatim, 6)]
 
 
 def _data(
@@ -103,7 +104,7 @@ def _data(
                 p.shingles_b,
                 int(p.known),
                 _v(p),
-                _verbatim(p),
+                *_verbatim(p),
             ]
             for (a, b), p in zip(pairs, result.pairs, strict=True)
         ],

@@ -114,7 +114,7 @@
     return { k: k, p: p, sort: [p[2], p[3], files[p[0]], files[p[1]], p[4], p[7]] };
   }), function (tr, row) {
     const p = row.p;
-    cell(tr, fmt(p[2]) + (p[9] === null ? "" : " / " + fmt(p[9])), true, data.colours[row.k]);
+    cell(tr, fmt(p[2]) + (p.length > 9 ? " / " + fmt(p[9]) : ""), true, data.colours[row.k]);
     cell(tr, fmt(p[3]), true);
     cell(tr, files[p[0]] + (p[8] & 1 ? " (vendored)" : ""));
     cell(tr, files[p[1]] + (p[8] & 2 ? " (vendored)" : ""));
