@@ -155,8 +155,8 @@ def near_copy(blocks: list[str], rng: random.Random, replace: int) -> list[str]:
     return out
 
 
-def oracle_shingles(path: Path, k: int = 5) -> set[tuple[str, ...]]:
-    """Shingles as tuples of token texts, straight from pygments: an independent reference."""
+def oracle_tokens(path: Path) -> list[tuple[Any, str]]:
+    """The significant tokens (type, text), straight from pygments: an independent reference."""
     text = path.read_bytes().decode("utf-8", "surrogateescape")
     lexer = get_lexer_for_filename(path.name, text, stripnl=False)
     kept = []
@@ -165,7 +165,13 @@ def oracle_shingles(path: Path, k: int = 5) -> set[tuple[str, ...]]:
             continue
         if ttype in Whitespace or ((ttype in Text or ttype in Comment) and not value.strip()):
             continue
-        kept.append(value)
+        kept.append((ttype, value))
+    return kept
+
+
+def oracle_shingles(path: Path, k: int = 5) -> set[tuple[str, ...]]:
+    """Shingles as tuples of token texts, straight from pygments: an independent reference."""
+    kept = [value for _, value in oracle_tokens(path)]
     return {tuple(kept[i : i + k]) for i in range(len(kept) - k + 1)}
 
 

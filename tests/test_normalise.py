@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygments.lexers import get_lexer_for_filename
-from pygments.token import Comment, Literal, Name, Punctuation, String, Text, Whitespace
+from pygments.token import Literal, Name, Punctuation, String
 
 from minhashdup import Config, compare, scan
 from minhashdup.core.pairs import drop_common
@@ -23,23 +23,10 @@ from minhashdup.errors import ExitCode
 from minhashdup.source.extract import extract_file
 from minhashdup.source.normalise import Normalisation
 
-from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, render_go, run
+from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_tokens, render_go, run
 
 KEPT = (Name.Builtin, Name.Exception, Name.Function.Magic, Name.Variable.Magic, Name.Tag, Name.Entity)
 SEMICOLON_LAYOUT = {"Python", "Go", "JavaScript"}
-
-
-def _significant(path: Path) -> list[tuple[object, str]]:
-    text = path.read_text()
-    lexer = get_lexer_for_filename(path.name, text, stripnl=False)
-    out = []
-    for ttype, value in lexer.get_tokens(text):
-        if ttype in Comment and ttype not in Comment.Preproc and ttype not in Comment.PreprocFile:
-            continue
-        if ttype in Whitespace or ((ttype in Text or ttype in Comment) and not value.strip()):
-            continue
-        out.append((ttype, value))
-    return out
 
 
 def oracle_normalised(path: Path, identifiers: bool, literals: bool, k: int = 5) -> set[tuple[str, ...]]:
@@ -48,7 +35,7 @@ def oracle_normalised(path: Path, identifiers: bool, literals: bool, k: int = 5)
     ``L``; a ``;`` is dropped in a language where a line break ends a statement."""
     tokens: list[tuple[str, str]] = []  # (text, name or "")
     lexer = get_lexer_for_filename(path.name, stripnl=False).name
-    for ttype, value in _significant(path):
+    for ttype, value in oracle_tokens(path):
         if value == ";" and ttype in Punctuation and lexer in SEMICOLON_LAYOUT:
             continue
         if literals and ttype in Literal:
@@ -87,7 +74,7 @@ def renamed(path: Path, mapping: dict[str, str]) -> str:
 
 
 def _names(path: Path) -> list[str]:
-    found = {v for t, v in _significant(path) if _replaced(t)}
+    found = {v for t, v in oracle_tokens(path) if _replaced(t)}
     return sorted(found)
 
 
