@@ -42,6 +42,7 @@ Examples:
   minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
   minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
   minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
+  minhashdup scan src --ignore-identifiers --ignore-literals   # renamed copies too
 """
 
 
