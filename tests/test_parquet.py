@@ -7,6 +7,7 @@ these tests run in CI, they never skip).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import random
 import sys
@@ -322,3 +323,33 @@ def test_a_dataset_reviewed_with_a_baseline(tree: Path, tmp_path: Path) -> None:
     assert again.pairs and all(p.known for p in again.pairs) and not minhashdup.gate(again)
     with pytest.raises(ConfigError, match="not with a Parquet dataset"):
         minhashdup.scan(data, staged=True)
+
+
+def test_one_progress_bar_over_the_rows(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows: list[tuple[str | None, bytes | str | None]] = [*_rows(tree), (None, b"x"), ("n.go", None)]
+    data = Dataset(str(_write(tmp_path / "d.parquet", rows)))
+    monkeypatch.setattr(parquet, "PART_BYTES", 3000)
+    bars: list[tuple[str, int, list[int]]] = []
+
+    class Bar:
+        def __init__(self, name: str, total: int) -> None:
+            bars.append((name, total, []))
+
+        def update(self, n: int = 1) -> None:
+            bars[-1][2].append(n)
+
+        def close(self) -> None:
+            pass
+
+    minhashdup.scan(data, progress=Bar)
+    assert [(name, total, sum(done)) for name, total, done in bars] == [("lexing", len(rows), len(rows))]
+
+
+def test_reports_that_read_the_files_from_disk_are_refused(tree: Path, tmp_path: Path) -> None:
+    result = minhashdup.scan(Dataset(str(_write(tmp_path / "d.parquet", _rows(tree)))))
+    for fmt in ("sarif", "html"):
+        with pytest.raises(ConfigError, match="a Parquet dataset's are not there"):
+            minhashdup.write_report(result, fmt, io.StringIO())
+    out = io.StringIO()
+    minhashdup.write_report(result, "csv", out)
+    assert out.getvalue().count("\n") == len(result.pairs) + 1
