@@ -39,9 +39,9 @@ Examples:
   minhashdup scan ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
   minhashdup scan . --threshold 0.8 --format json | jq '.pairs[] | [.a, .b, .jaccard]'
   minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
+  minhashdup scan --parquet data/ --content-column text --format jsonl  # a dataset of files
   minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
   minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
-  minhashdup scan --parquet data/ --content-column text --format jsonl  # a dataset of files
 """
 
 
