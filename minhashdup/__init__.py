@@ -39,6 +39,7 @@ from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
 from minhashdup.report.families import TABLE_LIMIT
 from minhashdup.result import Cluster, Pair, Result, Stats
+from minhashdup.source.parquet import Dataset
 from minhashdup.source.paths import PathArg, PathsArg, path_list
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ __all__ = [
     "Comparison",
     "Config",
     "ConfigError",
+    "Dataset",
     "Evaluation",
     "ExitCode",
     "InputPathError",
@@ -77,7 +79,7 @@ _REVIEW_FIELDS = frozenset(f.name for f in dataclasses.fields(Review))
 
 
 def scan(
-    paths: PathsArg,
+    paths: PathsArg | Dataset,
     config: Config | None = None,
     *,
     review: Review | None = None,
@@ -87,7 +89,11 @@ def scan(
     """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
 
     Args:
-        paths: a folder or file, or a list of them (a string is one path).
+        paths: a folder or file, or a list of them (a string is one path); or a Parquet
+            :class:`Dataset` of files (a path and a content column): its rows are scanned as
+            files named by their paths, on this machine, part by part (pip install
+            'minhashdup[dask]' brings pyarrow). A dataset's review may use a baseline, not
+            changed files.
         config: options as a :class:`Config`; keyword ``options`` of :class:`Config` override it.
         review: the CI review as a :class:`Review`; keyword ``options`` of :class:`Review`
             (``baseline``, ``write_baseline``, ``tolerance``, ``new_only``, ``changed_since``,
@@ -105,7 +111,7 @@ def scan(
         ConfigError: an option is out of range; the message names it.
         TypeError: an unknown option, or ``paths`` holds something other than ``str`` or
             ``os.PathLike``.
-        InputPathError: a path does not exist.
+        InputPathError: a path does not exist, or a dataset cannot be read.
         BaselineError, ChangesError: the baseline cannot be read, git cannot list the changes.
 
     Example:
@@ -114,9 +120,17 @@ def scan(
         (4, True, True)
     """
     config, review = _options("scan", options, config, review)
-    roots = path_list(paths)
+    if isinstance(paths, Dataset) and review.focused:
+        raise ConfigError(
+            "{0}, {1} and {2} name changed files of a tree; not with a Parquet dataset",
+            "changed_since",
+            "staged",
+            "changed_files",
+        )
+    roots = [] if isinstance(paths, Dataset) else path_list(paths)
     loaded = _review.load(review, roots)  # a bad baseline or REF fails before lexing
-    result = _review.apply(_pipeline.scan(roots, config, progress), review, roots, loaded)
+    source = paths if isinstance(paths, Dataset) else roots
+    result = _review.apply(_pipeline.scan(source, config, progress), review, roots, loaded)
     result.params["config_file"] = None
     return result
 
@@ -196,6 +210,13 @@ def write_report(
 
     if fmt not in FORMATS:
         raise ConfigError("{0} must be one of {formats} (got {value!r})", "fmt", formats=", ".join(FORMATS), value=fmt)
+    if fmt in ("sarif", "html") and "parquet" in result.params:
+        raise ConfigError(
+            "{0} {value} reads the paired files from disk; a Parquet dataset's are not there: use table, json,"
+            " jsonl or csv",
+            "fmt",
+            value=fmt,
+        )
     if per not in ("pair", "cluster"):
         raise ConfigError("{0} must be 'pair' or 'cluster' (got {value!r})", "per", value=per)
     check_whole("jobs", jobs, 0, 1024)

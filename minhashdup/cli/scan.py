@@ -21,7 +21,6 @@ from minhashdup.cli.options import (
     file_options,
     lsh_options,
     output_options,
-    paths_argument,
     review_from,
     run_options,
     token_options,
@@ -40,14 +39,44 @@ Examples:
   minhashdup scan ./go/src --include '*.go' --exclude '*_test.go' --exclude testdata
   minhashdup scan . --threshold 0.8 --format json | jq '.pairs[] | [.a, .b, .jaccard]'
   minhashdup scan src --fail-on-pairs --quiet       # CI: exit 1 when clones exist
+  minhashdup scan --parquet data/ --content-column text --format jsonl  # a dataset of files
   minhashdup scan . --baseline dups.json --changed-since origin/main --fail-on-pairs
   minhashdup scan . --format sarif -o dups.sarif    # for GitHub code scanning
   minhashdup scan src --ignore-identifiers --ignore-literals   # renamed copies too
 """
 
 
+#: PATHS, optional: ``--parquet`` takes their place.
+scan_paths = click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=str))
+
+#: --parquet and its columns.
+DATASET_OPTIONS = (
+    click.option(
+        "--parquet",
+        metavar="PATH_OR_URL",
+        help="Scan the files of a Parquet dataset instead of PATHS: one row per file (a .parquet file, a folder"
+        " of them, or an fsspec URL such as s3://bucket/data/). Needs pip install 'minhashdup[dask]'.",
+    ),
+    click.option(
+        "--path-column",
+        default="path",
+        show_default=True,
+        help="With --parquet: the column of the files' paths (globs match them; outputs name them).",
+    ),
+    click.option(
+        "--content-column",
+        default="content",
+        show_default=True,
+        help="With --parquet: the column of the files' contents (text, read as UTF-8, or bytes).",
+    ),
+)
+
+
 @click.command(name="scan", epilog=SCAN_EPILOG)
-@paths_argument
+@scan_paths
+@DATASET_OPTIONS[0]
+@DATASET_OPTIONS[1]
+@DATASET_OPTIONS[2]
 @file_options
 @token_options
 @lsh_options
@@ -68,19 +97,26 @@ def scan_command(
 ) -> ExitCode:
     """Report the pairs of files under PATHS whose token shingles are nearly the same.
 
-    PATHS are folders or files. Files are lexed with pygments (comments and whitespace
-    dropped), cut into shingles of k tokens, MinHashed, banded; candidates sharing a band
-    are checked with their exact Jaccard similarity, and pairs at or above --threshold are
-    reported with their families (clusters).
+    PATHS are folders or files (or, with --parquet, a dataset's rows). Files are lexed with
+    pygments (comments and whitespace dropped), cut into shingles of k tokens, MinHashed,
+    banded; candidates sharing a band are checked with their exact Jaccard similarity, and
+    pairs at or above --threshold are reported with their families (clusters).
     """
+    source = _source(paths, options.pop("parquet"), options.pop("path_column"), options.pop("content_column"), fmt)
     config = config_from({**options, "output": output})
     review = review_from(options)
-    result = minhashdup.scan(list(paths), config, review=review, progress=progress_factory(quiet))
+    result = minhashdup.scan(source, config, review=review, progress=progress_factory(quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
     # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
     report = functools.partial(
-        minhashdup.write_report, result, fmt, per=sarif_per, jobs=config.jobs, limit=limit, relative_to=_base(paths)
+        minhashdup.write_report,
+        result,
+        fmt,
+        per=sarif_per,
+        jobs=config.jobs,
+        limit=limit,
+        relative_to=_base(paths) if paths else None,
     )
     write(lambda stream: report(stream, warn=result.warnings.append), output)
     with stderr_may_close():
@@ -95,6 +131,21 @@ def scan_command(
     with stderr_may_close():
         click.echo(_gate_message(result, review), err=True)
     return ExitCode.PAIRS_FOUND
+
+
+def _source(paths: tuple[str, ...], parquet: str | None, path_column: str, content_column: str, fmt: str) -> Any:
+    """What to scan: PATHS, or the ``--parquet`` dataset (exactly one of them)."""
+    if parquet is None:
+        if not paths:
+            raise click.UsageError("Missing argument 'PATHS...' (or --parquet PATH_OR_URL).")
+        return list(paths)
+    if paths:
+        raise click.UsageError("give PATHS or --parquet, not both")
+    if fmt in ("sarif", "html"):
+        raise click.UsageError(
+            f"--format {fmt} reads the paired files from disk; with --parquet use table, json, jsonl or csv"
+        )
+    return minhashdup.Dataset(parquet, path_column, content_column)
 
 
 def _base(paths: tuple[str, ...]) -> str:

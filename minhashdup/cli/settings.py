@@ -31,6 +31,7 @@ COMMAND_LINE_ONLY = {
     "write_baseline": "a file to write",
     "cache_dir": "the cache folder, written and then trusted",
     "files_from": "a file to read",
+    "parquet": "a dataset to read",
 }
 
 

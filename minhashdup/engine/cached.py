@@ -207,7 +207,9 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     file that cannot be read), and the bytes read of the files the store does not know, by
     index, in walk order while they fit in :data:`HELD_BYTES`.
 
-    A file whose stat the cache knows unchanged is not read: its digest comes from the cache.
+    An entry that carries its bytes (a :class:`ReadEntry` from a dataset) is keyed by them and
+    not held here (it holds them itself). A file whose stat the cache knows unchanged is not
+    read: its digest comes from the cache.
     The others are read and digested here; the store is asked which of them it knows
     :data:`_CHECKED` files at a time, or sooner when the bytes waiting fill the budget, so a
     fresh clone of a cached tree (all hits) holds no more than that, and hits never take the
@@ -217,7 +219,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     later write must change it (:data:`RACY_SECONDS`): the stat cache never pairs a stat with
     bytes of another moment.
     """
-    seen = store.get_stats([f.real for f in files])
+    seen = store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
     keys: list[bytes | None] = []
     fresh = []
     held: dict[int, bytes] = {}
@@ -225,6 +227,10 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     room = HELD_BYTES
     settled = time.time() - RACY_SECONDS
     for i, entry in enumerate(files):
+        if isinstance(entry, ReadEntry):  # bytes given (a dataset's row): no file to stat or read
+            fits = len(entry.data) <= config.max_size
+            keys.append(_key(entry, content_digest(entry.data), config) if fits else None)
+            continue
         walked = (entry.size, entry.mtime_ns, entry.inode)
         known = seen.get(entry.real)
         if known is not None and known[:3] == walked and entry.mtime_ns:

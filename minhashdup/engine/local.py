@@ -6,16 +6,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from minhashdup.config import Config
 from minhashdup.core.pairs import Corpus
 from minhashdup.core.signature import Family
-from minhashdup.engine.base import Extractor, ProgressFactory, Walked, corpus_of
+from minhashdup.engine.base import Extractor, ProgressBar, ProgressFactory, Walked, corpus_of
 from minhashdup.engine.cached import CachedFiles
 from minhashdup.result import Stats
-from minhashdup.source.extracted import Extracted
+from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.walk import FileEntry
 
 
@@ -32,31 +33,57 @@ class LocalEngine:
 
     def collect(self, walked: Walked, config: Config) -> Corpus:
         """The corpus of ``walked.files``: cached files from the cache, the rest lexed."""
+        return self.collect_parts([walked], config)
+
+    def collect_parts(self, parts: Iterable[Walked], config: Config, total: int | None = None) -> Corpus:
+        """The corpus of the files of ``parts``, in order, one part extracted before the next is
+        taken: the bytes a part holds (:class:`~minhashdup.source.extracted.ReadEntry`, e.g. rows
+        of a Parquet dataset) are let go once it is lexed, its shingle sets kept. A part's
+        ``seconds`` count as reading (``walk``); ``total``: the files (and skips) of all parts,
+        for one progress bar over them (without it, a bar per part lexed)."""
         lexed = 0
+        bar = self.progress("lexing", total) if self.progress and total is not None else None
 
         def lex(files: Sequence[FileEntry], warnings: list[str]) -> list[Extracted]:
             nonlocal lexed
             lexed += len(files)
-            return self._lex(files, config, warnings)
+            return self._lex(files, config, warnings, bar)
 
         extract: Extractor = lex
         if self.cache is not None:
             extract = self.cache.around(lex)
-        warnings = list(walked.warnings)
-        items = extract(walked.files, warnings)
-        stats = Stats(files_walked=len(walked.files))
-        stats.cache = {"hits": len(walked.files) - lexed, "lexed": lexed, "result": 0}
-        stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
-        return corpus_of(walked, items, warnings, stats, Family(config.seed, config.num_hashes))
+        whole = Walked([], [], [], 0.0, 0.0)
+        items: list[Extracted] = []
+        try:
+            for number, part in enumerate(parts):
+                whole.skips += part.skips
+                whole.warnings += part.warnings
+                whole.seconds += part.seconds
+                whole.ended = part.ended if number == 0 else whole.ended + part.seconds  # lexing: the time left
+                before = lexed
+                items += extract(part.files, whole.warnings)
+                whole.files += [_bare(f) for f in part.files]
+                if bar is not None:  # what was not lexed: cache hits, skips
+                    bar.update(len(part.files) - (lexed - before) + len(part.skips))
+        finally:
+            if bar is not None:
+                bar.close()
+        stats = Stats(files_walked=len(whole.files))
+        stats.cache = {"hits": len(whole.files) - lexed, "lexed": lexed, "result": 0}
+        stats.seconds = {"walk": whole.seconds, "lex": time.perf_counter() - whole.ended}
+        return corpus_of(whole, items, whole.warnings, stats, Family(config.seed, config.num_hashes))
 
-    def _lex(self, files: Sequence[FileEntry], config: Config, warnings: list[str]) -> list[Extracted]:
-        """:func:`minhashdup.engine.workers.extract_all` over ``files``, in their order."""
+    def _lex(
+        self, files: Sequence[FileEntry], config: Config, warnings: list[str], shared: ProgressBar | None = None
+    ) -> list[Extracted]:
+        """:func:`minhashdup.engine.workers.extract_all` over ``files``, in their order (progress on
+        ``shared``, else on a bar of their own)."""
         if not files:
             return []
         # pygments and pools only when something is lexed
         from minhashdup.engine.workers import Recipe, extract_all
 
-        bar = self.progress("lexing", len(files)) if self.progress else None
+        bar = shared or (self.progress("lexing", len(files)) if self.progress else None)
         out: list[Extracted | None] = [None] * len(files)
         try:
             recipe = Recipe(
@@ -70,6 +97,13 @@ class LocalEngine:
             for item in extract_all(files, recipe, config.workers, bar.update if bar else None, warnings):
                 out[item.index] = item
         finally:
-            if bar:
+            if bar and bar is not shared:
                 bar.close()
         return [item for item in out if item is not None]
+
+
+def _bare(entry: FileEntry) -> FileEntry:
+    """``entry`` without the bytes it carries, if any (the corpus keeps what the files are, not their bytes)."""
+    if not isinstance(entry, ReadEntry):
+        return entry
+    return FileEntry(**{f.name: getattr(entry, f.name) for f in dataclasses.fields(FileEntry)})

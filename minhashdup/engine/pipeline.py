@@ -19,7 +19,7 @@ import functools
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -35,17 +35,29 @@ from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
 from minhashdup.result import Group, Pair, Result, Skip, SkipReason
+from minhashdup.source.parquet import Dataset, Filters, open_dataset, read_parts
 from minhashdup.source.paths import PathsArg, path_list
 from minhashdup.source.walk import FileEntry, Kinds, walk
 
-__all__ = ["Engine", "ProgressBar", "ProgressFactory", "Walked", "collect", "complete_families", "find_pairs", "scan"]
+__all__ = [
+    "Engine",
+    "ProgressBar",
+    "ProgressFactory",
+    "Walked",
+    "collect",
+    "complete_families",
+    "find_pairs",
+    "scan",
+    "scan_dataset",
+]
 
 
-def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactory | None = None) -> Result:
+def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: ProgressFactory | None = None) -> Result:
     """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
 
     Args:
-        paths: a folder or file, or a list of them (a string is one path).
+        paths: a folder or file, or a list of them (a string is one path); or a Parquet
+            :class:`~minhashdup.source.parquet.Dataset` of files (:func:`scan_dataset`).
         config: options; defaults to :class:`Config` ().
         progress: optional factory of progress bars, called with a stage name and a total.
 
@@ -53,7 +65,7 @@ def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactor
         The :class:`Result`, with exact Jaccard for every pair.
 
     Raises:
-        InputPathError: a path does not exist.
+        InputPathError: a path does not exist (or a dataset cannot be read).
         ConfigError: an option (e.g. a glob) is invalid.
         TypeError: ``paths`` holds something other than ``str`` or ``os.PathLike``.
 
@@ -63,30 +75,67 @@ def scan(paths: PathsArg, config: Config | None = None, progress: ProgressFactor
         (4, True)
     """
     config = config or Config()
+    if isinstance(paths, Dataset):
+        return scan_dataset(paths, config, progress)
     walked = walk_files(path_list(paths), config)
+
+    def again(named: set[str]) -> list[Walked]:
+        return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
+
     with cached.session(config, walked.warnings) as cache:
         engine: Engine = LocalEngine(progress, cache)  # the seam: another engine plugs in here
         if cache is None:
-            return with_verbatim(find_pairs(engine.collect(walked, config), config), walked, config, None)
+            return with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, None)
         stored = cache.replay(walked.files, walked.skips)
         if stored is not None:
             return _replayed(stored, walked)
-        return cache.keep(with_verbatim(find_pairs(engine.collect(walked, config), config), walked, config, cache))
+        return cache.keep(with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, cache))
 
 
-def with_verbatim(result: Result, walked: Walked, config: Config, cache: cached.CachedFiles | None) -> Result:
+def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | None = None) -> Result:
+    """:func:`scan` of the files of a Parquet ``dataset`` (:mod:`minhashdup.source.parquet`) on
+    the local engine, part by part (:meth:`LocalEngine.collect_parts`): at most a part's content
+    is held at a time. The cache serves and keeps each row's shingles as a file's (by its bytes
+    and name), but no whole result is replayed: nothing tells a dataset unchanged but its bytes.
+
+    Raises:
+        ConfigError: pyarrow is not installed, a column is missing (see
+            :func:`~minhashdup.source.parquet.open_dataset`).
+        InputPathError: the dataset cannot be found or read.
+    """
+    opened = open_dataset(dataset)  # every file's columns checked before any lexing
+    kinds = Kinds(config.include_generated, config.exclude_vendored)
+    filters = Filters(config.include, config.exclude, config.max_size, kinds)
+    warnings: list[str] = []
+
+    def parts(only: set[str] | None) -> Iterator[Walked]:
+        for k, part in enumerate(read_parts(opened, filters, only)):
+            yield Walked(
+                part.files, part.skips, warnings if k == 0 and only is None else [], part.seconds, time.perf_counter()
+            )
+
+    with cached.session(config, warnings) as cache:
+        corpus = LocalEngine(progress, cache).collect_parts(parts(None), config, total=opened.rows)
+        result = with_verbatim(find_pairs(corpus, config), parts, config, cache)
+    result.params["parquet"] = dataclasses.asdict(dataset)
+    return result
+
+
+def with_verbatim(
+    result: Result, files: Callable[[set[str]], Iterable[Walked]], config: Config, cache: cached.CachedFiles | None
+) -> Result:
     """With names or literals normalised, each pair's ``jaccard_verbatim``: the exact Jaccard of
     the two files' verbatim shingles (no placeholder, no ``--max-df``), so that a renamed copy
-    tells from a verbatim one. The paired files are lexed again as a default scan lexes them
-    (from the cache when a default scan stored them)."""
+    tells from a verbatim one. The paired files (``files`` gives them, read again, from the paths
+    named) are lexed again as a default scan lexes them (from the cache when a default scan
+    stored them)."""
     if not config.normalisation.active or not result.pairs:
         return result
     t0 = time.perf_counter()
     plain = dataclasses.replace(config, ignore_identifiers=False, ignore_literals=False, max_df=None)
     named = {path for p in result.pairs for path in (p.a, p.b)}
-    files = [f for f in walked.files if f.path in named]
     store = None if cache is None else cached.CachedFiles(cache.store, plain)
-    corpus = LocalEngine(None, store).collect(Walked(files, [], [], 0.0, time.perf_counter()), plain)
+    corpus = LocalEngine(None, store).collect_parts(files(named), plain)
     sets = dict(zip(corpus.paths, corpus.sets, strict=True))
     pairs = [
         dataclasses.replace(p, jaccard_verbatim=jaccard(sets[p.a], sets[p.b]) if p.a in sets and p.b in sets else None)
