@@ -15,21 +15,17 @@ import threading
 import time
 from collections.abc import Iterator
 
-import numpy as np
-
 from minhashdup.core.hashing import content_digest
 from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
-from minhashdup.source.extracted import Extracted, screened
+from minhashdup.source.extracted import NONE, Extracted, screened
 from minhashdup.source.kinds import generated_marker
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts, token_texts_with_types
 
-#: The shingles of a file that has none (a skip).
-NONE = np.empty(0, dtype=np.uint64)
-__all__ = ["Extracted", "extract_file"]
+__all__ = ["NONE", "Extracted", "extract_file"]
 
 
 class LexTimeout(BaseException):

@@ -14,6 +14,9 @@ from minhashdup.result import SkipReason
 from minhashdup.source.kinds import not_code
 from minhashdup.source.walk import FileEntry
 
+#: The shingles of a file that has none (a skip).
+NONE = np.empty(0, dtype=np.uint64)
+
 
 @dataclasses.dataclass(frozen=True)
 class ReadEntry(FileEntry):
@@ -73,15 +76,12 @@ def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -
     """
     if check_generated and item.generated and item.skip in (None, SkipReason.NO_LEXER):  # whatever its language
         return dataclasses.replace(
-            item, shingles=_NONE, signature=None, skip=SkipReason.GENERATED, detail=item.generated
+            item, shingles=NONE, signature=None, skip=SkipReason.GENERATED, detail=item.generated
         )
     if item.skip not in (None, SkipReason.NO_LEXER):
         return item
     why = "" if data_ok else not_code(name, item.lexer)  # a lockfile without a lexer too
     if why:
         detail = f"{why}; --include a glob matching it, or name it, to scan it"
-        return dataclasses.replace(item, shingles=_NONE, signature=None, skip=SkipReason.NOT_CODE, detail=detail)
+        return dataclasses.replace(item, shingles=NONE, signature=None, skip=SkipReason.NOT_CODE, detail=detail)
     return item
-
-
-_NONE = np.empty(0, dtype=np.uint64)
