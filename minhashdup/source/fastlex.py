@@ -157,13 +157,12 @@ class FastLexer:
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
         """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
-        texts, lines, _ = self._with_lines(text, None)
-        return texts, lines
+        return self._with_lines(text, None)
 
     def significant_tokens_with_lines_and_types(self, text: str) -> tuple[list[str], list[int], list[_TokenType]]:
         """:meth:`significant_tokens_with_lines` and each kept token's pygments type."""
         types: list[_TokenType] = []
-        texts, lines, _ = self._with_lines(text, types)
+        texts, lines = self._with_lines(text, types)
         return texts, lines, self._retyped(texts, types)
 
     def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
@@ -174,14 +173,13 @@ class FastLexer:
             types[:] = [Keyword.Type if t is Name and v in names else t for v, t in zip(texts, types, strict=True)]
         return types
 
-    def _with_lines(
-        self, text: str, types: list[_TokenType] | None
-    ) -> tuple[list[str], list[int], list[_TokenType] | None]:
+    def _with_lines(self, text: str, types: list[_TokenType] | None) -> tuple[list[str], list[int]]:
+        """The kept tokens and the 1-based line of each; with ``types``, their types appended to it."""
         text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
         starts: list[int] = []
         tokens = self._scan(text, starts, types)
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
-        return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist(), types
+        return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 
     def _callback(self, plan: _Plan, text: str, pos: int, keep: Callable[[str], None], at: _At | None) -> None:
         """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""

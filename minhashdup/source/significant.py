@@ -71,11 +71,7 @@ def significant_tokens_with_lines(lexer: Lexer, text: str) -> Iterator[tuple[str
         >>> list(significant_tokens_with_lines(GoLexer(), "x := 1\\n// c\\ny"))
         [('x', 1), (':=', 1), ('1', 1), ('y', 3)]
     """
-    line = 1
-    for ttype, value in lexer.get_tokens(text):
-        if kept(ttype, value):
-            yield value, line
-        line += value.count("\n")
+    return ((value, line) for _, value, line in significant_typed_tokens(lexer, text))
 
 
 def significant_tokens_with_types(lexer: Lexer, text: str) -> tuple[list[str], list[_TokenType]]:
@@ -86,10 +82,15 @@ def significant_tokens_with_types(lexer: Lexer, text: str) -> tuple[list[str], l
         >>> significant_tokens_with_types(GoLexer(), "x := 1")
         (['x', ':=', '1'], [Token.Name.Other, Token.Operator, Token.Literal.Number.Integer])
     """
-    texts: list[str] = []
-    types: list[_TokenType] = []
+    typed = list(significant_typed_tokens(lexer, text))
+    return [value for _, value, _ in typed], [ttype for ttype, _, _ in typed]
+
+
+def significant_typed_tokens(lexer: Lexer, text: str) -> Iterator[tuple[_TokenType, str, int]]:
+    """Each significant token's type, text and 1-based line: what the other functions here give
+    a part of."""
+    line = 1
     for ttype, value in lexer.get_tokens(text):
         if kept(ttype, value):
-            texts.append(value)
-            types.append(ttype)
-    return texts, types
+            yield ttype, value, line
+        line += value.count("\n")

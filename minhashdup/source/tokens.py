@@ -24,10 +24,10 @@ from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
 from minhashdup.source.significant import (
-    kept,
     significant_tokens,
     significant_tokens_with_lines,
     significant_tokens_with_types,
+    significant_typed_tokens,
 )
 
 
@@ -185,15 +185,8 @@ def token_texts_with_lines_and_types(
     """:func:`token_texts_with_lines` and each token's pygments type."""
     fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
     if fast is None:
-        texts, lines, types = [], [], []
-        line = 1
-        for ttype, value in lexer.get_tokens(text):
-            if kept(ttype, value):
-                texts.append(value)
-                lines.append(line)
-                types.append(ttype)
-            line += value.count("\n")
-        return texts, lines, types
+        typed = list(significant_typed_tokens(lexer, text))
+        return [v for _, v, _ in typed], [n for _, _, n in typed], [t for t, _, _ in typed]
     return fast.significant_tokens_with_lines_and_types(text)
 
 
