@@ -226,6 +226,12 @@ class Result:
     #: Groups of two or more identical files, largest first.
     groups: list[Group] = dataclasses.field(default_factory=list)
 
+    @property
+    def normalised(self) -> bool:
+        """Whether names or literals were placeholders (``--ignore-identifiers``,
+        ``--ignore-literals``): then each pair carries ``jaccard_verbatim``."""
+        return bool(self.params.get("ignore_identifiers") or self.params.get("ignore_literals"))
+
     def keep(self, wanted: Callable[[Pair], bool]) -> Result:
         """A copy with only the pairs ``wanted`` accepts and the clusters and groups holding one
         of them.

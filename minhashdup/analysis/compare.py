@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from minhashdup.config import Config
-from minhashdup.core.shingles import intersection_size, jaccard, name_links, shingle_hashes, token_hashes
+from minhashdup.core.shingles import intersection_size, jaccard, name_links, shingle_hashes, shingle_set, token_hashes
 from minhashdup.core.signature import Family, estimate, standard_error, truncate
 from minhashdup.core.substrings import maximal_runs
 from minhashdup.errors import InputPathError
@@ -73,6 +73,7 @@ class Lexed:
     hashes: np.ndarray  # per shingle position
     lines: list[int]  # per token
     tokens: np.ndarray  # per token: its hash
+    verbatim: np.ndarray | None = None  # normalised: the distinct shingles of the tokens as written
 
 
 def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Comparison:
@@ -85,8 +86,7 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     a, b = one_path(a, "a"), one_path(b, "b")
     config = config or Config()
     norm = config.normalisation
-    texts = [read_source(path) for path in (a, b)]
-    la, lb = (lex_text(path, text, config.shingle, norm) for path, text in zip((a, b), texts, strict=True))
+    la, lb = (lex_text(path, read_source(path), config.shingle, norm) for path in (a, b))
     sa, sb = np.unique(la.hashes), np.unique(lb.hashes)
     common = intersection_size(sa, sb)
     union = len(sa) + len(sb) - common
@@ -97,9 +97,8 @@ def compare_files(a: PathArg, b: PathArg, config: Config | None = None) -> Compa
     params = {"shingle": config.shingle, "seed": config.seed, "hashes": config.num_hashes, "bits": config.bits}
     params |= {f"ignore_{n}": True for n in ("identifiers", "literals") if getattr(norm, n)}
     found = Comparison(a, b, len(sa), len(sb), common, jac, est, standard_error(jac, config.num_hashes), runs, params)
-    if norm.active:
-        va, vb = (np.unique(lex_text(p, t, config.shingle).hashes) for p, t in zip((a, b), texts, strict=True))
-        found.jaccard_verbatim = jaccard(va, vb)
+    if la.verbatim is not None and lb.verbatim is not None:
+        found.jaccard_verbatim = jaccard(la.verbatim, lb.verbatim)
     return found
 
 
@@ -143,7 +142,9 @@ def lex_text(path: str, text: str, k: int, norm: Normalisation = VERBATIM) -> Le
     texts, names, kept_lines = normalised(raw, types, lexer.name, norm, raw_lines)
     assert kept_lines is not None
     tokens = token_hashes(texts)
-    return Lexed(shingle_hashes(tokens, k, None if names is None else name_links(names)), kept_lines, tokens)
+    links = None if names is None else name_links(names)
+    verbatim = shingle_set(token_hashes(raw), k)  # the same lex, as written: for the verbatim Jaccard
+    return Lexed(shingle_hashes(tokens, k, links), kept_lines, tokens, verbatim)
 
 
 def shared_runs(a: Lexed, b: Lexed, k: int, limit: int = 50) -> list[Run]:

@@ -70,8 +70,7 @@ def render_csv(result: Result, stream: TextIO) -> None:
     A path that a spreadsheet would run as a formula is written with a leading ``'``
     (see :func:`csv_cell`); the numbers are written as numbers.
     """
-    normalised = result.params.get("ignore_identifiers") or result.params.get("ignore_literals")
-    fields = (*PAIR_FIELDS, "jaccard_verbatim") if normalised else PAIR_FIELDS
+    fields = (*PAIR_FIELDS, "jaccard_verbatim") if result.normalised else PAIR_FIELDS
     writer = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for pair in result.pairs:

@@ -95,8 +95,7 @@ def _jaccard(row: Row) -> Text:
 
 def _pairs_table(result: Result, lines: list[_Line]) -> Table:
     table = Table()
-    normalised = result.params.get("ignore_identifiers") or result.params.get("ignore_literals")
-    table.add_column("jaccard / verbatim" if normalised else "jaccard", justify="right", style="bold")
+    table.add_column("jaccard / verbatim" if result.normalised else "jaccard", justify="right", style="bold")
     table.add_column("file a", overflow="fold")
     table.add_column("file b", overflow="fold")
     table.add_column("common", justify="right")
