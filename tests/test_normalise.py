@@ -5,6 +5,7 @@ leaves the normalised shingles as they were; without the flags nothing changes."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections import Counter
@@ -304,3 +305,18 @@ def test_the_html_report_carries_the_verbatim_jaccard_only_with_a_flag(renamed_t
     assert all(len(row) == 9 for row in rows[0])  # a default report: its data as before
     [row] = [r for r in rows[1] if r[2] == 1.0]
     assert len(row) == 10 and row[9] < 0.5  # the renamed copy: normalised 1.0, verbatim low
+
+
+def test_the_verbatim_jaccard_needs_no_second_lex_with_the_cache(
+    renamed_tree: Path, tmp_path: Path, lexed: list[str]
+) -> None:
+    config = Config(ignore_identifiers=True, min_shingles=5, jobs=1, cache_dir=str(tmp_path / "cache"))
+    [pair] = scan([str(renamed_tree)], config).pairs
+    assert lexed == []  # the normalised lex kept the verbatim shingles: token_texts never ran
+    assert pair.jaccard_verbatim == pytest.approx(oracle_jaccard(renamed_tree / "copy.py", renamed_tree / "orig.py"))
+    plain = scan(
+        [str(renamed_tree)], dataclasses.replace(config, ignore_identifiers=False, threshold=0.001, exact=True)
+    )
+    assert lexed == [] and plain.stats.cache["lexed"] == 0  # a default scan finds them in the cache
+    [p] = [p for p in plain.pairs if {Path(p.a).name, Path(p.b).name} == {"copy.py", "orig.py"}]
+    assert p.jaccard == pytest.approx(pair.jaccard_verbatim)

@@ -103,7 +103,7 @@ class CachedFiles:
             # A run that warned is not kept: a rebuilt cache, workers that could not start, a file
             # that changed during the scan (its result mixes the content of two moments).
             self._settled = len(warnings) == before
-            done = [item for item in found if item is not None]
+            done = [_stored(item) for item in found if item is not None]
             assert len(done) == len(files)  # every miss came back from ``inner``
             return done
 
@@ -195,6 +195,11 @@ class CachedFiles:
             skip = item.skip.value if item.skip else None
             detail = item.detail if item.skip else item.generated  # a lexed file's detail: its generated header
             entries.append((key, CacheEntry(item.shingles, item.lexer, item.tokens, item.not_utf8, skip, detail)))
+            if item.verbatim is not None:  # the same lex, as a default scan stores it (for jaccard_verbatim)
+                shingles, tokens = item.verbatim
+                plain = _key(files[i], item.digest, self.config, normalised=False)
+                assert plain is not None  # the digest that gave ``key``
+                entries.append((plain, CacheEntry(shingles, item.lexer, tokens, item.not_utf8, None, detail)))
             if item.signature is not None:
                 sigs.append((key, item.signature))
         self.store.put_many(entries)
@@ -260,10 +265,16 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     return keys, held
 
 
-def _key(entry: FileEntry, digest: bytes | None, config: Config) -> bytes | None:
+def _stored(item: Extracted) -> Extracted:
+    """``item`` without its verbatim shingles, kept in the cache now: the scan holds one set a file."""
+    return dataclasses.replace(item, verbatim=None) if item.verbatim is not None else item
+
+
+def _key(entry: FileEntry, digest: bytes | None, config: Config, normalised: bool = True) -> bytes | None:
     if digest is None:
         return None
-    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine, config.normalisation.key)
+    norm = config.normalisation.key if normalised else ""
+    return file_key(os.path.basename(entry.real), digest, config.shingle, config.lexer_engine, norm)
 
 
 #: Files read for their digest between two lookups of which the store already knows.

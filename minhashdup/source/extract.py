@@ -83,7 +83,9 @@ def extract_file(
     lexed, for the cache, and the generated header it holds (:func:`.kinds.generated_marker`),
     if any. With ``check_generated``, a file with such a header is skipped as ``generated``, and
     without ``data_ok`` a data or prose file as ``not-code`` (:func:`.extracted.screened`), neither
-    lexed. With an active ``norm``, names and literals are placeholders (:mod:`.normalise`).
+    lexed. With an active ``norm``, names and literals are placeholders (:mod:`.normalise`), and
+    ``verbatim`` holds the shingles of the same tokens as written (the cache keeps them as a
+    default scan's: the verbatim Jaccard of the pairs needs no second lex).
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
@@ -103,21 +105,25 @@ def extract_file(
     lexed = _lexed(base, os.path.basename(path), text, (engine, norm), timeout, (check_generated, data_ok))
     if isinstance(lexed, Extracted):
         return lexed
-    lexer, tokens, names = lexed
+    lexer, tokens, names, raw = lexed
     t2 = time.process_time()
     shingles = shingle_set(token_hashes(tokens), shingle, None if names is None else name_links(names))
+    verbatim = None if raw is None else (shingle_set(token_hashes(raw), shingle), len(raw))
     t3 = time.process_time()
     sig = family.sign([shingles])[0] if family is not None else None
     t4 = time.process_time()
     cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
-    return dataclasses.replace(base, shingles=shingles, tokens=len(tokens), lexer=lexer, signature=sig, cpu=cpu)
+    return dataclasses.replace(
+        base, shingles=shingles, tokens=len(tokens), lexer=lexer, signature=sig, cpu=cpu, verbatim=verbatim
+    )
 
 
 def _lexed(
     base: Extracted, name: str, text: str, how: tuple[str, Normalisation], timeout: float, screen: tuple[bool, bool]
-) -> tuple[str, list[str], list[str] | None] | Extracted:
-    """The lexer's name, the tokens of ``text`` (by the engine and normalisation ``how`` names)
-    and their names (:func:`.normalise.normalised`), or ``base`` as a skip: a lexer past its
+) -> tuple[str, list[str], list[str] | None, list[str] | None] | Extracted:
+    """The lexer's name, the tokens of ``text`` (by the engine and normalisation ``how`` names),
+    their names (:func:`.normalise.normalised`) and, normalised, the tokens as written; or
+    ``base`` as a skip: a lexer past its
     deadline or failing, no lexer, or a kind that ``screen`` (``check_generated``, ``data_ok``)
     leaves out (:func:`.extracted.screened`: then the file is not lexed)."""
     engine, norm = how
@@ -128,9 +134,10 @@ def _lexed(
             if kind.skip is not None:
                 return kind
             if not norm.active:
-                return lexer.name, token_texts(lexer, text, engine), None
-            texts, names, _ = normalised(*token_texts_with_types(lexer, text, engine), lexer.name, norm)
-            return lexer.name, texts, names
+                return lexer.name, token_texts(lexer, text, engine), None, None
+            raw, types = token_texts_with_types(lexer, text, engine)
+            texts, names, _ = normalised(raw, types, lexer.name, norm)
+            return lexer.name, texts, names, raw
     except LexTimeout:
         detail = f"lexing took over {timeout:g} s (--lex-timeout); the lexer may be backtracking on this file"
         return dataclasses.replace(base, skip=SkipReason.LEX_ERROR, detail=detail)

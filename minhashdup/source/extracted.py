@@ -61,6 +61,7 @@ class Extracted:
     cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # seconds: read, lex, shingle, signature
     digest: bytes | None = None
     generated: str = ""
+    verbatim: tuple[UInt64Array, int] | None = None  # normalised: the shingles and tokens as written
 
 
 def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -> Extracted:
