@@ -141,15 +141,16 @@ def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -
         for k, (path, content) in enumerate(zip(paths, contents, strict=True)):
             got = rows.entry(f"{shown}[{first + k}]", path, content)
             if isinstance(got, Skip):
-                skips.append(got)
+                if only is None:
+                    skips.append(got)
             elif only is None or got.path in only:
                 files.append(got)
                 held += got.size
         if held >= PART_BYTES:
-            yield Part(files, [] if only is not None else skips, time.perf_counter() - start)
+            yield Part(files, skips, time.perf_counter() - start)
             files, skips, held = [], [], 0
             start = time.perf_counter()
-    yield Part(files, [] if only is not None else skips, time.perf_counter() - start)
+    yield Part(files, skips, time.perf_counter() - start)
 
 
 class _Rows:
