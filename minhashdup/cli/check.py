@@ -3,7 +3,6 @@ compared against the whole tree; exit 1 when one of them is in a new near-duplic
 
 from __future__ import annotations
 
-import functools
 import shlex
 import sys
 from collections.abc import Callable
@@ -12,7 +11,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-import minhashdup
 from minhashdup.ci.review import Review
 from minhashdup.cli.options import (
     CONFIG_FILE_KEY,
@@ -25,7 +23,8 @@ from minhashdup.cli.options import (
     run_options,
     token_options,
 )
-from minhashdup.cli.output import progress_factory, stderr_may_close, write
+from minhashdup.cli.output import stderr_may_close
+from minhashdup.cli.scan import Report, scan_and_write
 from minhashdup.cli.settings import config_option
 from minhashdup.errors import ExitCode
 from minhashdup.report.notices import render_notices
@@ -91,19 +90,9 @@ def check_command(
         return ExitCode.OK
     config = config_from({**options, "output": output, "baseline": baseline})
     review = Review(baseline=baseline, tolerance=baseline_tolerance, new_only=True, changed_files=files, max_pairs=0)
-    result = minhashdup.scan([root], config, review=review, progress=progress_factory(quiet))
-    result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    failed = minhashdup.gate(result)
-    report = functools.partial(
-        minhashdup.write_report,
-        result,
-        fmt,
-        per=sarif_per,
-        jobs=config.jobs,
-        limit=options["limit"],
-        relative_to=root,  # paths as the repository names them
-    )
-    write(lambda stream: report(stream, warn=result.warnings.append), output)
+    # paths relative to root: as the repository names them
+    report = Report(fmt, output, sarif_per, options["limit"], quiet, relative_to=root)
+    result, failed = scan_and_write([root], config, review, report)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         if failed:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from click.core import ParameterSource
@@ -105,20 +105,8 @@ def scan_command(
     source = _source(paths, options.pop("parquet"), options.pop("path_column"), options.pop("content_column"), fmt)
     config = config_from({**options, "output": output})
     review = review_from(options)
-    result = minhashdup.scan(source, config, review=review, progress=progress_factory(quiet))
-    result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
-    # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
-    report = functools.partial(
-        minhashdup.write_report,
-        result,
-        fmt,
-        per=sarif_per,
-        jobs=config.jobs,
-        limit=limit,
-        relative_to=_base(paths) if paths else None,
-    )
-    write(lambda stream: report(stream, warn=result.warnings.append), output)
+    report = Report(fmt, output, sarif_per, limit, quiet, _base(paths) if paths else None)
+    result, failed = scan_and_write(source, config, review, report)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         _threshold_hint(config, quiet)
@@ -131,6 +119,38 @@ def scan_command(
     with stderr_may_close():
         click.echo(_gate_message(result, review), err=True)
     return ExitCode.PAIRS_FOUND
+
+
+class Report(NamedTuple):
+    """Where and how a command writes its report: its output options, and what the table's paths
+    are relative to."""
+
+    fmt: str
+    output: str | None
+    sarif_per: str
+    limit: int
+    quiet: bool
+    relative_to: str | None
+
+
+def scan_and_write(source: Any, config: Config, review: Review, report: Report) -> tuple[Result, bool]:
+    """:func:`minhashdup.scan`, the gate's decision, and the report written: what ``scan`` and
+    ``check`` share before their notices. Returns the result and whether the gate failed."""
+    result = minhashdup.scan(source, config, review=review, progress=progress_factory(report.quiet))
+    result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
+    failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
+    # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
+    render = functools.partial(
+        minhashdup.write_report,
+        result,
+        report.fmt,
+        per=report.sarif_per,
+        jobs=config.jobs,
+        limit=report.limit,
+        relative_to=report.relative_to,
+    )
+    write(lambda stream: render(stream, warn=result.warnings.append), report.output)
+    return result, failed
 
 
 def _source(paths: tuple[str, ...], parquet: str | None, path_column: str, content_column: str, fmt: str) -> Any:

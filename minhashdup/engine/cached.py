@@ -158,8 +158,9 @@ class CachedFiles:
                 e = entries[key]
                 skip = SkipReason(e.skip) if e.skip else None
                 detail, generated = (e.detail, "") if skip else ("", e.detail)  # a lexed file's detail: its header
-                extracted = Extracted(i, e.shingles, e.tokens, e.lexer, skip, detail, e.not_utf8, sigs.get(key))
-                results[i] = dataclasses.replace(extracted, generated=generated)
+                results[i] = Extracted(
+                    i, e.shingles, e.tokens, e.lexer, skip, detail, e.not_utf8, sigs.get(key), generated=generated
+                )
         return results
 
     def _put(

@@ -159,7 +159,7 @@ class _Shown:
         count = sum(1 for f in files if f in self.vendored)
         return "" if not count else "vendored" if count == len(files) else f"{count} vendored"
 
-    def group_row(self, group: Group, listed: int, new: int) -> Row:
+    def group_row(self, group: Group, listed: int, new: int, verbatim: tuple[float, float] | None) -> Row:
         n = len(group.files)
         shown = [self.path(f) for f in group.files]
         summary = pattern(shown)
@@ -168,7 +168,7 @@ class _Shown:
         a = Side(f"{n} identical files", self.marks(group.files))
         each = f"{group.shingles} each"
         pairs = group.pairs_total if listed >= group.pairs_listed else listed  # fewer: kept by a review
-        return Row(1.0, a, Side(summary), group.shingles, each, pairs, listed, new, group=True)
+        return Row(1.0, a, Side(summary), group.shingles, each, pairs, listed, new, group=True, verbatim=verbatim)
 
 
 def _rows(result: Result, shown: _Shown) -> list[tuple[tuple[str, ...], Row]]:
@@ -192,15 +192,16 @@ def _rows(result: Result, shown: _Shown) -> list[tuple[tuple[str, ...], Row]]:
         listed, new = len(pairs), sum(1 for p in pairs if not p.known)
         verbatim = _range([p.jaccard_verbatim for p in pairs if p.jaccard_verbatim is not None])
         if len(key) == 1:
-            row = shown.group_row(shown.group[key[0][0]], listed, new)
-            out.append((key[0], dataclasses.replace(row, verbatim=verbatim)))
+            out.append((key[0], shown.group_row(shown.group[key[0][0]], listed, new, verbatim)))
             continue
         ua, ub = key
         p = pairs[0]
         na, nb = (p.shingles_a, p.shingles_b) if p.a in ua else (p.shingles_b, p.shingles_a)
         stands = len(ua) * len(ub) if listed == listed_across(len(ua), len(ub)) else listed
-        row = Row(p.jaccard, shown.side(ua), shown.side(ub), p.common, f"{na}/{nb}", stands, listed, new)
-        out.append((ua, dataclasses.replace(row, verbatim=verbatim)))
+        row = Row(
+            p.jaccard, shown.side(ua), shown.side(ub), p.common, f"{na}/{nb}", stands, listed, new, verbatim=verbatim
+        )
+        out.append((ua, row))
     return out
 
 

@@ -24,14 +24,11 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-import pathspec
-
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.extracted import ReadEntry
-from minhashdup.source.ignore import VCS_DIRS, Rules, compile_globs, filtered, names_file
-from minhashdup.source.kinds import generated_name, vendored_path
-from minhashdup.source.walk import FileEntry, Kinds
+from minhashdup.source.ignore import VCS_DIRS, Rules, compile_globs, filtered
+from minhashdup.source.walk import FileEntry, Kinds, file_kind
 
 #: The content bytes one part holds at most (past one batch): the per-file stage takes a part, and
 #: its bytes are let go, before the next part is read. On the Go tree as one Parquet file (12,031
@@ -144,15 +141,16 @@ def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -
         for k, (path, content) in enumerate(zip(paths, contents, strict=True)):
             got = rows.entry(f"{shown}[{first + k}]", path, content)
             if isinstance(got, Skip):
-                skips.append(got)
+                if only is None:
+                    skips.append(got)
             elif only is None or got.path in only:
                 files.append(got)
                 held += got.size
         if held >= PART_BYTES:
-            yield Part(files, [] if only is not None else skips, time.perf_counter() - start)
+            yield Part(files, skips, time.perf_counter() - start)
             files, skips, held = [], [], 0
             start = time.perf_counter()
-    yield Part(files, [] if only is not None else skips, time.perf_counter() - start)
+    yield Part(files, skips, time.perf_counter() - start)
 
 
 class _Rows:
@@ -190,19 +188,7 @@ class _Rows:
         reason = filtered(name, rel, False, self.rules)
         if reason is not None:
             return Skip(path, reason)
-        kinds = self.filters.kinds
-        why = generated_name(name)
-        if why and not kinds.include_generated:
-            return Skip(path, SkipReason.GENERATED, why)
-        vendored = vendored_path(rel)
-        if vendored and kinds.exclude_vendored:
-            return Skip(path, SkipReason.VENDORED, "--exclude-vendored")
-        include: pathspec.GitIgnoreSpec | None = self.rules.include
-        return {
-            "vendored": vendored,
-            "check_generated": not kinds.include_generated,
-            "data_ok": include is not None and names_file(include, rel),
-        }
+        return file_kind(path, name, rel, self.filters.kinds, self.rules.include)
 
 
 def _batches(opened: Opened) -> Iterator[tuple[str, int, list[Any], list[Any]]]:
