@@ -209,6 +209,6 @@ def _mode(params: dict[str, object]) -> str:
 
 
 def _shaping(params: dict[str, object]) -> str:
-    """What was done to the tokens and shingles, when something was: placeholders, --max-df."""
+    """The tokens' placeholders, when there were any (the summary line adds --max-df's count)."""
     ignored = [name for name in ("identifiers", "literals") if params.get(f"ignore_{name}")]
     return f", {' and '.join(ignored)} as placeholders" if ignored else ""
