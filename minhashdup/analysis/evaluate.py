@@ -18,7 +18,7 @@ from minhashdup.core.bands import candidate_probability
 from minhashdup.core.pairs import Corpus, Prepared
 from minhashdup.core.runs import pair_codes, pairs_among
 from minhashdup.core.signature import Family
-from minhashdup.engine.pipeline import complete_families, edge_floor, lsh_candidates, prepare, rep_signatures
+from minhashdup.engine.stages import LocalReps, complete_families, edge_floor, lsh_candidates, prepare, rep_signatures
 from minhashdup.errors import check_share, check_whole
 
 IntArray = npt.NDArray[np.int64]
@@ -241,7 +241,7 @@ def evaluate(
     start = time.perf_counter()
     cand, _ = lsh_candidates(sigs, config)
     edges, _, edge_jac = exact.verify(cand, sets, edge_floor(config))
-    done = complete_families(sets, sigs, cand, edges, edge_jac, config) if config.completes else None
+    done = complete_families(LocalReps.of(sets, sigs), cand, edges, edge_jac, config) if config.completes else None
     lsh_seconds = time.perf_counter() - start
     start = time.perf_counter()
     bottom = min(low, edge_floor(config))
@@ -289,7 +289,7 @@ def _repeats(
             yield matched, matched
             continue
         edges = matched & near
-        done = complete_families(sets, sigs, local[matched], local[edges], jac[edges], config)
+        done = complete_families(LocalReps.of(sets, sigs), local[matched], local[edges], jac[edges], config)
         yield matched, matched | np.isin(codes, pair_codes(done.checked, len(files)))
 
 

@@ -108,6 +108,31 @@ def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray,
     return merged, big
 
 
+def bucket_pairs(
+    band: npt.NDArray[np.integer], key: UInt64Array, item: IntArray, n: int, max_bucket: int
+) -> tuple[IntArray, list[tuple[int, int, int, int]]]:
+    """:func:`candidate_pairs` of rows ``(band, key, item)`` of any bands, as a cluster's
+    shuffle hands them over (every row of a bucket in the same part): the distinct pair codes
+    (``i * n + j``, ``i < j``, sorted) and each bucket over ``max_bucket`` as ``(band, key,
+    size, smallest item)``.
+
+    Example:
+        >>> rows = np.array([0, 0, 1, 1]), np.array([5, 5, 6, 6], dtype=np.uint64), np.array([2, 0, 0, 2])
+        >>> bucket_pairs(*rows, n=3, max_bucket=10)
+        (array([2]), [])
+    """
+    order = np.lexsort((item, key, band))
+    band, key, item = band[order], key[order], item[order]
+    if not len(order):
+        return np.empty(0, dtype=np.int64), []
+    starts = np.flatnonzero(np.r_[True, (band[1:] != band[:-1]) | (key[1:] != key[:-1])]).astype(np.int64)
+    sizes = np.diff(np.r_[starts, len(order)]).astype(np.int64)
+    big = sizes > max_bucket
+    over = [(int(band[s]), int(key[s]), int(z), int(item[s])) for s, z in zip(starts[big], sizes[big], strict=True)]
+    codes = [unordered_codes(item[p], item[q], n) for p, q in pairs_in_runs(starts[~big], sizes[~big])]
+    return distinct(np.concatenate([np.empty(0, dtype=np.int64), *codes])), over
+
+
 #: The most hashes a scan's signature may hold (``bands * rows``): what ``tune`` and
 #: ``LSHIndex(threshold=...)`` may choose from.
 MAX_HASHES = 8192

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.core.exact import size_bound, verify
+from minhashdup.core.exact import SetSource, size_bound, sources
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.runs import code_pairs, distinct, pair_codes, pairs_in_runs, runs, unordered_codes
 
@@ -118,7 +118,7 @@ class Completion:
 def complete(
     edges: IntArray,
     jaccard: FloatArray,
-    sets: Sequence[UInt64Array],
+    sets: Sequence[UInt64Array] | SetSource,
     threshold: float,
     *,
     cap: int = DEFAULT_CAP,
@@ -131,7 +131,8 @@ def complete(
         edges: ``(m, 2)`` pairs ``(i, j)``, ``i < j`` (indices into ``sets``) known to reach
             :func:`near` of the threshold: the reported pairs and the near ones.
         jaccard: their exact Jaccard.
-        sets: sorted arrays of distinct shingle hashes.
+        sets: sorted arrays of distinct shingle hashes, or a :class:`~.exact.SetSource` of
+            them (where an engine keeps them: each round's checks run there).
         threshold: minimum Jaccard of a reported pair.
         cap: at least 1; see the module docstring.
         known: pairs already decided (e.g. every LSH candidate, similar or not) as
@@ -148,8 +149,9 @@ def complete(
         >>> done.pairs.tolist(), done.checks, round(float(done.jaccard[0]), 3)
         ([[0, 2]], 1, 0.667)
     """
-    n = len(sets)
-    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=n)
+    source = sources(sets)
+    sizes = source.sizes
+    n = len(sizes)
     jaccard = np.asarray(jaccard, dtype=np.float64)
     graph = _Graph(n, cap)
     graph.add(np.asarray(edges, dtype=np.int64).reshape(-1, 2), jaccard, jaccard >= threshold)
@@ -163,7 +165,7 @@ def complete(
         if not len(cand):
             break
         checked.append(cand)
-        hop, common, jac = verify(cand, sets, near(threshold))
+        hop, common, jac = source.verify(cand, near(threshold))
         good = jac >= threshold
         found.append((hop[good], common[good], jac[good]))
         graph.add(hop, jac, good)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,38 @@ def size_bound(size_a: npt.ArrayLike, size_b: npt.ArrayLike) -> FloatArray:
     return np.asarray(np.where(high > 0, low / np.maximum(high, 1), 1.0), dtype=np.float64)
 
 
+class SetSource(Protocol):
+    """Shingle sets wherever they live (this process, or the workers of a cluster): their sizes,
+    and :func:`verify` of pairs of them where they are."""
+
+    @property
+    def sizes(self) -> IntArray: ...
+
+    def verify(self, pairs: IntArray, threshold: float) -> tuple[IntArray, IntArray, FloatArray]: ...
+
+
+class LocalSets:
+    """A :class:`SetSource` of sets held here.
+
+    Example:
+        >>> s = LocalSets([np.array([1, 2], dtype=np.uint64), np.array([1, 2, 3], dtype=np.uint64)])
+        >>> s.sizes.tolist(), [a.tolist() for a in s.verify(np.array([[0, 1]]), 0.5)]
+        ([2, 3], [[[0, 1]], [2], [0.6666666666666666]])
+    """
+
+    def __init__(self, sets: Sequence[UInt64Array]) -> None:
+        self.sets = sets
+        self.sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+
+    def verify(self, pairs: IntArray, threshold: float) -> tuple[IntArray, IntArray, FloatArray]:
+        return verify(pairs, self.sets, threshold)
+
+
+def sources(sets: Sequence[UInt64Array] | SetSource) -> SetSource:
+    """``sets`` as a :class:`SetSource` (a sequence of arrays is wrapped in :class:`LocalSets`)."""
+    return sets if hasattr(sets, "verify") else LocalSets(sets)  # type: ignore[return-value]
+
+
 def verify(
     pairs: npt.NDArray[np.int64], sets: Sequence[UInt64Array], threshold: float
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
@@ -43,6 +76,26 @@ def verify(
         ``(kept_pairs, common, jaccard)``: the kept ``(p, 2)`` pairs, their intersection
         sizes, and their exact Jaccard, in the input order.
     """
+    common = verify_rows(pairs, sets, threshold)
+    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+    kept = np.flatnonzero(common >= 0)
+    inter_arr = common[kept]
+    out_pairs = pairs[kept] if len(kept) else np.empty((0, 2), dtype=np.int64)
+    union_arr = sizes[out_pairs[:, 0]] + sizes[out_pairs[:, 1]] - inter_arr
+    jac = inter_arr / np.maximum(union_arr, 1)
+    return out_pairs, inter_arr, jac.astype(np.float64)
+
+
+def verify_rows(pairs: IntArray, sets: Sequence[UInt64Array], threshold: float) -> IntArray:
+    """For each row ``(i, j)`` of ``pairs``, the intersection size of ``sets[i]`` and
+    ``sets[j]`` when their Jaccard reaches ``threshold``, else -1 (the size bound rules most
+    pairs out without an intersection).
+
+    Example:
+        >>> s = [np.array(v, dtype=np.uint64) for v in ([1, 2], [1, 2, 3], [9])]
+        >>> verify_rows(np.array([[0, 1], [0, 2]]), s, 0.5).tolist()
+        [2, -1]
+    """
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
     common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
     for start in range(0, len(pairs), ROW_BLOCK):  # a block at a time: memory stays bounded
@@ -53,12 +106,7 @@ def verify(
             union = int(sizes[i] + sizes[j]) - inter
             if union and inter / union >= threshold:
                 common[row] = inter
-    kept = np.flatnonzero(common >= 0)
-    inter_arr = common[kept]
-    out_pairs = pairs[kept] if len(kept) else np.empty((0, 2), dtype=np.int64)
-    union_arr = sizes[out_pairs[:, 0]] + sizes[out_pairs[:, 1]] - inter_arr
-    jac = inter_arr / np.maximum(union_arr, 1)
-    return out_pairs, inter_arr, jac.astype(np.float64)
+    return common
 
 
 def prefix_length(sizes: npt.NDArray[np.int64], threshold: float) -> npt.NDArray[np.int64]:

@@ -128,20 +128,47 @@ def drop_common(sets: Sequence[UInt64Array], among: Sequence[int], max_df: float
 
 def prepare(corpus: Corpus, min_shingles: int) -> Prepared:
     """Drop files under ``min_shingles`` (recorded as skips) and group identical sets."""
-    keep = comparable(corpus, min_shingles)
-    kept = set(keep)
-    skips = list(corpus.skips)
-    for i, s in enumerate(corpus.sets):
-        if i not in kept:
-            detail = f"{len(s)} distinct shingles < --min-shingles {min_shingles}"
-            skips.append(Skip(corpus.paths[i], SkipReason.TOO_SMALL, detail))
+    sizes = np.fromiter((len(s) for s in corpus.sets), dtype=np.int64, count=len(corpus.sets))
+    keep, skips = screen(corpus.paths, sizes, corpus.skips, min_shingles)
     groups = identical_groups(corpus.sets, keep)
-    stats = corpus.stats
+    count_groups(corpus.stats, sizes, keep, groups)
+    return Prepared(corpus, groups, skips)
+
+
+def screen(
+    paths: Sequence[str], sizes: np.ndarray, skips: list[Skip], min_shingles: int
+) -> tuple[list[int], list[Skip]]:
+    """The files to compare (at least ``min_shingles`` distinct shingles), and ``skips`` with
+    the others added as ``too-small``."""
+    keep = np.flatnonzero(sizes >= min_shingles).tolist()
+    small = [
+        Skip(paths[i], SkipReason.TOO_SMALL, f"{sizes[i]} distinct shingles < --min-shingles {min_shingles}")
+        for i in np.flatnonzero(sizes < min_shingles).tolist()
+    ]
+    return keep, [*skips, *small]
+
+
+def digest_groups(keys: Sequence[bytes], indices: Sequence[int]) -> Groups:
+    """:func:`identical_groups` by a digest of each set (``keys[i]``, e.g. 16 bytes of BLAKE2b
+    over the sorted hashes, with the size in it) where the sets themselves live elsewhere (on
+    a cluster's workers): the same groups, in the same order, unless two digests collide.
+
+    Example:
+        >>> digest_groups([b"a", b"b", b"a"], [0, 1, 2]).members
+        [[0, 2], [1]]
+    """
+    groups: dict[bytes, list[int]] = {}
+    for i in indices:
+        groups.setdefault(keys[i], []).append(i)
+    return Groups(list(groups.values()))
+
+
+def count_groups(stats: Stats, sizes: np.ndarray, keep: list[int], groups: Groups) -> None:
+    """The comparison's counts in ``stats``: files compared, distinct sets, identical groups, shingles."""
     stats.files_compared = len(keep)
     stats.distinct_sets = len(groups.members)
     stats.identical_groups = sum(len(m) > 1 for m in groups.members)
-    stats.shingles = int(sum(len(corpus.sets[i]) for i in keep))
-    return Prepared(corpus, groups, skips)
+    stats.shingles = int(sizes[keep].sum()) if keep else 0
 
 
 def rep_signatures(prep: Prepared, family: Family, bits: int = 64) -> UInt64Array:
@@ -176,13 +203,13 @@ def listed_across(na: int, nb: int) -> int:
     return na * nb if na * nb <= MAX_LISTED_PAIRS else 1
 
 
-def named_groups(corpus: Corpus, groups: Groups) -> list[Group]:
+def named_groups(paths: Sequence[str], sizes: np.ndarray, groups: Groups) -> list[Group]:
     """Each group of identical sets by path (sorted: the first file anchors a partial listing),
-    with the number of pairs inside it that :func:`expand` lists."""
+    with its set's size and the number of pairs inside it that :func:`expand` lists."""
     out = []
     for members in groups.members:
-        files = tuple(sorted(corpus.paths[i] for i in members))
-        out.append(Group(files, len(corpus.sets[members[0]]), listed_within(len(files))))
+        files = tuple(sorted(paths[i] for i in members))
+        out.append(Group(files, int(sizes[members[0]]), listed_within(len(files))))
     return out
 
 
