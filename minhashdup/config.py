@@ -91,6 +91,10 @@ class Config:
             regex backtracking on odd input) is skipped as a ``lex-error``. 0: no limit.
         own_files: files this run reads or writes as reports (the baseline, ``--output``):
             left out of the scan, as ``minhashdup-file`` skips.
+        engine: ``local`` (this machine's processes) or ``dask`` (a Dask cluster:
+            :mod:`minhashdup.engine.distributed`; the same result).
+        scheduler: with ``engine="dask"``, the scheduler's address (``tcp://host:8786``);
+            ``None``: a local cluster of ``jobs`` worker processes.
 
     Raises:
         ConfigError: a value is out of range; the message names the parameter and the fix.
@@ -131,6 +135,8 @@ class Config:
     lexer_engine: str = "fast"
     lex_timeout: float = 60.0
     own_files: tuple[str, ...] = ()
+    engine: str = "local"
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         check_whole("bands", self.bands, 1, 4096)
@@ -174,6 +180,8 @@ class Config:
                 "lex_timeout",
                 value=self.lex_timeout,
             )
+        if self.engine not in ("local", "dask"):
+            raise ConfigError("{0} must be local or dask (got {value!r})", "engine", value=self.engine)
         if self.lexer_engine not in ("fast", "pygments"):
             raise ConfigError("{0} must be fast or pygments (got {value!r})", "lexer_engine", value=self.lexer_engine)
         if self.cache not in (None, True, False):

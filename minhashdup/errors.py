@@ -67,6 +67,10 @@ class InputPathError(MinhashdupError):
     """A PATH given by the user does not exist or cannot be listed."""
 
 
+class ClusterError(MinhashdupError):
+    """The Dask engine's cluster cannot be reached, or lost the run's work past its retries."""
+
+
 class ScanLimitError(MinhashdupError):
     """A scan would hold more verified pairs than ``--max-verified`` allows."""
 

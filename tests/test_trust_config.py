@@ -72,6 +72,8 @@ REFUSED = {
     "write_baseline": "a file to write",
     "cache-dir": "the cache folder, written and then trusted",
     "files-from": "a file to read",
+    "engine": "where the files are sent and lexed",
+    "scheduler": "a cluster to send the files to",
 }
 
 

@@ -3,6 +3,7 @@ gate decided."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -72,11 +73,34 @@ DATASET_OPTIONS = (
 )
 
 
+#: --engine and --scheduler.
+ENGINE_OPTIONS = (
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "dask"]),
+        default="local",
+        show_default=True,
+        help="local: this machine's processes (with the cache); dask: a Dask cluster, the same result"
+        " (needs pip install 'minhashdup[dask]'; no cache, no --exact or --max-df).",
+    ),
+    click.option(
+        "--scheduler",
+        metavar="ADDRESS",
+        envvar="DASK_SCHEDULER_ADDRESS",
+        show_envvar=True,
+        help="With --engine dask: the scheduler to run on (tcp://host:8786); without it, a local cluster"
+        " of --jobs worker processes.",
+    ),
+)
+
+
 @click.command(name="scan", epilog=SCAN_EPILOG)
 @scan_paths
 @DATASET_OPTIONS[0]
 @DATASET_OPTIONS[1]
 @DATASET_OPTIONS[2]
+@ENGINE_OPTIONS[0]
+@ENGINE_OPTIONS[1]
 @file_options
 @token_options
 @lsh_options
@@ -103,7 +127,8 @@ def scan_command(
     pairs at or above --threshold are reported with their families (clusters).
     """
     source = _source(paths, options.pop("parquet"), options.pop("path_column"), options.pop("content_column"), fmt)
-    config = config_from({**options, "output": output})
+    engine = _engine(options.pop("engine"), options.pop("scheduler"))
+    config = dataclasses.replace(config_from({**options, "output": output}), **engine)
     review = review_from(options)
     report = Report(fmt, output, sarif_per, limit, quiet, _base(paths) if paths else None)
     result, failed = scan_and_write(source, config, review, report)
@@ -166,6 +191,14 @@ def _source(paths: tuple[str, ...], parquet: str | None, path_column: str, conte
             f"--format {fmt} reads the paired files from disk; with --parquet use table, json, jsonl or csv"
         )
     return minhashdup.Dataset(parquet, path_column, content_column)
+
+
+def _engine(engine: str, scheduler: str | None) -> dict[str, Any]:
+    """The engine fields of the config; ``--scheduler`` given on the command line asks for Dask."""
+    source = click.get_current_context().get_parameter_source("scheduler")
+    if engine == "local" and scheduler and source == ParameterSource.COMMANDLINE:
+        raise click.UsageError("--scheduler needs --engine dask")
+    return {"engine": engine, "scheduler": scheduler if engine == "dask" else None}
 
 
 def _base(paths: tuple[str, ...]) -> str:

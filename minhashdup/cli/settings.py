@@ -32,6 +32,8 @@ COMMAND_LINE_ONLY = {
     "cache_dir": "the cache folder, written and then trusted",
     "files_from": "a file to read",
     "parquet": "a dataset to read",
+    "engine": "where the files are sent and lexed",
+    "scheduler": "a cluster to send the files to",
 }
 
 

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 
@@ -16,7 +15,7 @@ from minhashdup.core.signature import Family
 from minhashdup.engine.base import Extractor, ProgressBar, ProgressFactory, Walked, corpus_of
 from minhashdup.engine.cached import CachedFiles
 from minhashdup.result import Stats
-from minhashdup.source.extracted import Extracted, ReadEntry
+from minhashdup.source.extracted import Extracted, bare
 from minhashdup.source.walk import FileEntry
 
 
@@ -62,7 +61,7 @@ class LocalEngine:
                 whole.ended = part.ended if number == 0 else whole.ended + part.seconds  # lexing: the time left
                 before = lexed
                 items += extract(part.files, whole.warnings)
-                whole.files += [_bare(f) for f in part.files]
+                whole.files += [bare(f) for f in part.files]
                 if bar is not None:  # what was not lexed: cache hits, skips
                     bar.update(len(part.files) - (lexed - before) + len(part.skips))
         finally:
@@ -100,10 +99,3 @@ class LocalEngine:
             if bar and bar is not shared:
                 bar.close()
         return [item for item in out if item is not None]
-
-
-def _bare(entry: FileEntry) -> FileEntry:
-    """``entry`` without the bytes it carries, if any (the corpus keeps what the files are, not their bytes)."""
-    if not isinstance(entry, ReadEntry):
-        return entry
-    return FileEntry(**{f.name: getattr(entry, f.name) for f in dataclasses.fields(FileEntry)})

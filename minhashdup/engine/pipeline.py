@@ -69,6 +69,10 @@ def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: Prog
     if isinstance(paths, Dataset):
         return scan_dataset(paths, config, progress)
     walked = walk_files(path_list(paths), config)
+    if config.engine == "dask":  # the other engine: the sets stay on a cluster (no cache there)
+        from minhashdup.engine import distributed
+
+        return distributed.scan_walked(walked, config, progress)
 
     def again(named: set[str]) -> list[Walked]:
         return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
@@ -94,6 +98,10 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
             :func:`~minhashdup.source.parquet.open_dataset`).
         InputPathError: the dataset cannot be found or read.
     """
+    if config.engine == "dask":
+        from minhashdup.engine import distributed
+
+        return distributed.scan_dataset(dataset, config, progress)
     opened = open_dataset(dataset)  # every file's columns checked before any lexing
     kinds = Kinds(config.include_generated, config.exclude_vendored)
     filters = Filters(config.include, config.exclude, config.max_size, kinds)

@@ -67,6 +67,7 @@ def extract_all(
     workers: int,
     on_done: Callable[[int], object] | None = None,
     warnings: list[str] | None = None,
+    isolate: bool = False,
 ) -> Iterator[Extracted]:
     """:func:`~minhashdup.source.extract.extract_file` over ``files``, in worker processes when it pays.
 
@@ -83,9 +84,12 @@ def extract_all(
             there are usable cores or batches of files (:func:`minhashdup.engine.parallel.pool_size`).
         on_done: called with the number of files finished, for progress bars.
         warnings: where to say that worker processes could not be used.
+        isolate: in worker processes even when one, or few files, would run here: where this
+            thread cannot keep the lexing deadline (SIGALRM is the main thread's; a Dask task
+            runs in another) or survive a file that kills its process.
     """
     total_bytes = sum(f.size for f in files)
-    if workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES:
+    if not isolate and (workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES):
         yield from _inline(files, list(range(len(files))), recipe, on_done)
         return
     if recipe.family is not None:

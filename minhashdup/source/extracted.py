@@ -86,3 +86,10 @@ def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -
         detail = f"{why}; --include a glob matching it, or name it, to scan it"
         return dataclasses.replace(item, shingles=NONE, signature=None, skip=SkipReason.NOT_CODE, detail=detail)
     return item
+
+
+def bare(entry: FileEntry) -> FileEntry:
+    """``entry`` without the bytes it carries, if any (a corpus keeps what the files are, not their bytes)."""
+    if not isinstance(entry, ReadEntry):
+        return entry
+    return FileEntry(**{f.name: getattr(entry, f.name) for f in dataclasses.fields(FileEntry)})

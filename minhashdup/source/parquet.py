@@ -75,6 +75,7 @@ class Part(NamedTuple):
     files: list[FileEntry]  # each a ReadEntry
     skips: list[Skip]
     seconds: float
+    rows: Sequence[str] = ()  # the row of each file, as skips name rows ("data.parquet[12]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +97,13 @@ class Opened:
     filesystem: Any  # a pyarrow.fs.FileSystem
     files: list[tuple[str, str]]
     rows: int
+    counts: tuple[int, ...] = ()  # the rows of each file
+
+
+def reopened(dataset: Dataset, file: tuple[str, str], rows: int) -> Opened:
+    """One file ``(shown, path)`` of an :class:`Opened` dataset of ``rows`` rows, opened again
+    (on a cluster's worker, which reads its part of the dataset itself)."""
+    return Opened(dataset, _filesystem(dataset.url)[0], [file], rows, (rows,))
 
 
 def open_dataset(dataset: Dataset) -> Opened:
@@ -113,7 +121,7 @@ def open_dataset(dataset: Dataset) -> Opened:
         raise ConfigError("{0} needs pyarrow: " + INSTALL, "parquet") from None
     fs, root = _filesystem(dataset.url)
     files = _listed(fs, root, dataset.url)
-    rows = 0
+    counts: list[int] = []
     for shown, path in files:
         try:
             with fs.open_input_file(path) as handle:
@@ -122,8 +130,8 @@ def open_dataset(dataset: Dataset) -> Opened:
         except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
             raise InputPathError(f"{shown}: cannot be read as Parquet ({_first_line(err)})") from None
         _check_columns(schema, dataset, shown)
-        rows += meta.num_rows
-    return Opened(dataset, fs, files, rows)
+        counts.append(meta.num_rows)
+    return Opened(dataset, fs, files, sum(counts), tuple(counts))
 
 
 def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -> Iterator[Part]:
@@ -136,21 +144,24 @@ def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -
     rows = _Rows(opened.dataset, filters)
     files: list[FileEntry] = []
     skips: list[Skip] = []
+    labels: list[str] = []
     held, start = 0, time.perf_counter()
     for shown, first, paths, contents in _batches(opened):
         for k, (path, content) in enumerate(zip(paths, contents, strict=True)):
-            got = rows.entry(f"{shown}[{first + k}]", path, content)
+            label = f"{shown}[{first + k}]"
+            got = rows.entry(label, path, content)
             if isinstance(got, Skip):
                 if only is None:
                     skips.append(got)
             elif only is None or got.path in only:
                 files.append(got)
+                labels.append(label)
                 held += got.size
         if held >= PART_BYTES:
-            yield Part(files, skips, time.perf_counter() - start)
-            files, skips, held = [], [], 0
+            yield Part(files, skips, time.perf_counter() - start, labels)
+            files, skips, labels, held = [], [], [], 0
             start = time.perf_counter()
-    yield Part(files, skips, time.perf_counter() - start)
+    yield Part(files, skips, time.perf_counter() - start, labels)
 
 
 class _Rows:

@@ -1,0 +1,380 @@
+"""The Dask engine (``--engine dask``): the scan on a Dask cluster, its output the local engine's.
+
+1. **Extraction**: one task per batch of walked files (or per file of a Parquet dataset, read
+   on the worker) runs :func:`~minhashdup.source.extract.extract_file` on each
+   (:func:`.shards.extract_shard`); the shingle sets and signatures stay on the workers as
+   shards, the client gathers each file's small :class:`~.shards.Meta`.
+2. **Prepare** (client): the walk's rules on the metas, ``--min-shingles``, identical sets
+   grouped by a digest of each set: per-file metadata only.
+3. **Bands**: each shard gives ``(band, key, representative)`` rows, which a Dask dataframe
+   shuffle brings together by ``(band, key)``; each part's buckets give the candidate pairs
+   (buckets past ``--max-bucket`` reported, as on the local engine).
+4. **Exact check, completion, estimates**: pairs grouped by the two shards holding their sets,
+   one task per pair of shards, where the sets are; family completion runs its rounds the
+   same way. The client receives pairs, their shared-shingle counts and Jaccards.
+5. The listing, families and report: :func:`.stages.pairs_of`, as on the local engine.
+
+The client's memory grows with the files (a path, a 16-byte digest, a few counters each) and the
+pairs, never with the shingles. Tasks are retried when their worker dies
+(:data:`RETRIES`); a shard lost with a worker is extracted again by the scheduler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from minhashdup.config import Config
+from minhashdup.core import bands as banding
+from minhashdup.core import pairs
+from minhashdup.core.exact import FloatArray, IntArray
+from minhashdup.core.runs import code_pairs, distinct, runs
+from minhashdup.core.signature import Family
+from minhashdup.engine import shards
+from minhashdup.engine.base import ProgressFactory, Walked
+from minhashdup.engine.stages import Compared, pairs_of
+from minhashdup.engine.workers import Recipe
+from minhashdup.errors import ClusterError, ConfigError
+from minhashdup.result import Result, Skip, SkipReason, Stats
+from minhashdup.source.extracted import screened
+from minhashdup.source.parquet import Dataset, Filters, open_dataset
+from minhashdup.source.walk import FileEntry, Kinds
+
+#: A worker that dies costs its tasks this many more tries.
+RETRIES = 3
+#: Files, and bytes, of one extraction task of a walked tree.
+BATCH_FILES, BATCH_BYTES = 256, 16 * 1024 * 1024
+#: Pairs of one exact-check task.
+BLOCK_PAIRS = 200_000
+INSTALL = "pip install 'minhashdup[dask]'"
+
+
+@contextlib.contextmanager
+def connected(config: Config) -> Iterator[Any]:
+    """A ``distributed.Client`` of ``config.scheduler``, or of a local cluster of ``config.workers``
+    processes (one thread each) when there is none.
+
+    Raises:
+        ConfigError: Dask is not installed.
+        ClusterError: the scheduler cannot be reached.
+    """
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError("{0} dask needs Dask: " + INSTALL, "engine") from None
+    # A worker lexes in a child process of its own (the deadline is the main thread's): Dask's
+    # workers must be allowed children. Set for the process: a worker restarted later reads it too.
+    dask.config.set({"distributed.worker.daemon": False})
+    if config.scheduler:
+        try:
+            client = Client(config.scheduler, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as err:
+            raise ClusterError(f"--scheduler {config.scheduler}: cannot connect ({_line(err)})") from None
+        with client:
+            yield client
+        return
+    quiet = logging.ERROR
+    with (
+        LocalCluster(
+            n_workers=config.workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            scheduler_kwargs={"dashboard": False},
+            silence_logs=quiet,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None = None) -> Result:
+    """The scan of walked files on the cluster of ``config``: extraction batches in walk order."""
+    _refuse(config)
+    recipe = _recipe(config)
+    with connected(config) as client:
+        tasks, firsts = [], []
+        for first, batch in _batches(walked.files):
+            firsts.append(first)
+            tasks.append(client.submit(shards.extract_shard, batch, first, recipe, True, retries=RETRIES, pure=False))
+        reports = _gathered(client, tasks, [len(b) for _, b in _batches(walked.files)], progress)
+        metas = [m for r in reports for m in r.metas]
+        warnings = list(walked.warnings) + _warned(reports)
+        seen, ids = _compared(walked.files, metas, list(walked.skips), warnings, config)
+        seen.stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
+        reps = DaskReps(client, tasks, np.asarray(firsts, dtype=np.int64), ids[seen.groups.representatives], seen)
+        return _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
+
+
+def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | None = None) -> Result:
+    """The scan of a Parquet ``dataset`` on the cluster: one task per file of the dataset, which
+    reads it on the worker (the workers must reach the dataset's URL or path)."""
+    _refuse(config)
+    t0 = time.perf_counter()
+    opened = open_dataset(dataset)
+    filters = Filters(
+        config.include, config.exclude, config.max_size, Kinds(config.include_generated, config.exclude_vendored)
+    )
+    with connected(config) as client:
+        tasks, firsts = [], np.cumsum([0, *opened.counts[:-1]]).astype(np.int64)
+        for k, file in enumerate(opened.files):
+            job = (_recipe(config), True)
+            args = (dataset, file, opened.counts[k], int(firsts[k]), filters, job)
+            tasks.append(client.submit(shards.read_shard, *args, retries=RETRIES, pure=False))
+        reports = _gathered(client, tasks, list(opened.counts), progress)
+        files, metas, skips = _rows_read(reports)
+        warnings = _warned(reports)
+        seen, ids = _compared(files, metas, skips, warnings, config)
+        read = sum(r.seconds for r in reports)
+        seen.stats.seconds = {"walk": read, "lex": time.perf_counter() - t0 - read}
+        reps = DaskReps(client, tasks, firsts, ids[seen.groups.representatives], seen)
+        result = _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
+    result.params["parquet"] = dataclasses.asdict(dataset)
+    return result
+
+
+class DaskReps:
+    """:class:`~minhashdup.engine.stages.Reps` whose sets and signatures live in shards on the
+    cluster's workers (``tasks``: the extraction futures, the files of shard ``s`` numbered from
+    ``firsts[s]``); ``rep_ids``: the number of each representative's file."""
+
+    def __init__(self, client: Any, tasks: list[Any], firsts: IntArray, rep_ids: IntArray, seen: Compared) -> None:
+        self.client, self.tasks, self.firsts, self.rep_ids = client, tasks, firsts, rep_ids
+        self.sizes = seen.sizes[seen.groups.representatives] if len(rep_ids) else np.zeros(0, dtype=np.int64)
+
+    def shard_of(self, ids: IntArray) -> IntArray:
+        """The shard holding each file numbered ``ids``."""
+        return np.searchsorted(self.firsts, ids, side="right") - 1
+
+    def sign(self) -> None:
+        """Signed already, on the workers, as each file was extracted."""
+
+    def candidates(self, config: Config) -> tuple[IntArray, list[banding.Oversize]]:
+        import dask.dataframe as dd
+        import pandas as pd
+
+        n = len(self.rep_ids)
+        if n < 2:
+            return np.empty((0, 2), dtype=np.int64), []
+        where = self.shard_of(self.rep_ids)
+        spec = (config.bands, config.rows, config.bits)
+        frames = []
+        for s in np.unique(where).tolist():
+            mine = np.flatnonzero(where == s)
+            frames.append(
+                self.client.submit(shards.band_rows, self.tasks[s], self.rep_ids[mine], mine, spec, retries=RETRIES)
+            )
+        meta = pd.DataFrame(
+            {"band": np.zeros(0, np.int32), "key": np.zeros(0, np.uint64), "rep": np.zeros(0, np.int64)}
+        )
+        rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        parts = max(1, min(len(frames), 256))
+        found = rows.shuffle(on=["band", "key"], npartitions=parts).map_partitions(
+            shards.bucket_part,
+            n,
+            config.max_bucket,
+            meta=pd.DataFrame(columns=list(shards.BUCKET_COLUMNS)).astype(shards.BUCKET_COLUMNS),
+        )
+        out = self.client.compute(found, retries=RETRIES).result()
+        codes = out["code"].to_numpy()
+        over = out[codes < 0].sort_values(["band", "key"])
+        oversize = [
+            banding.Oversize(int(b), int(z), int(e))
+            for b, z, e in zip(over["band"], over["size"], over["example"], strict=True)
+        ]
+        return code_pairs(distinct(codes[codes >= 0]), n), oversize
+
+    def verify(self, pairs_: IntArray, threshold: float) -> tuple[IntArray, IntArray, FloatArray]:
+        common, jac = self._blocks(shards.check_block, pairs_, threshold, 2)
+        kept = np.flatnonzero(common >= 0)
+        out = pairs_[kept] if len(kept) else np.empty((0, 2), dtype=np.int64)
+        return out, common[kept].astype(np.int64), jac[kept]
+
+    def estimates(self, pairs_: IntArray, bits: int) -> FloatArray:
+        (est,) = self._blocks(shards.estimate_block, pairs_, bits, 1)
+        return est
+
+    def _blocks(
+        self, task: Callable[..., Any], pairs_: IntArray, arg: Any, width: int, files: bool = False
+    ) -> list[np.ndarray]:
+        """``task`` over ``pairs_`` (of representatives; with ``files``, of file numbers), one
+        call per pair of shards holding them (at most :data:`BLOCK_PAIRS` pairs each): its
+        ``width`` output columns, in the order of ``pairs_``."""
+        m = len(pairs_)
+        out = [np.zeros(m, dtype=np.float64) for _ in range(width)]
+        if not m:
+            return out
+        ids = np.asarray(pairs_, dtype=np.int64) if files else self.rep_ids[pairs_]
+        code = self.shard_of(ids[:, 0]) * len(self.tasks) + self.shard_of(ids[:, 1])
+        order = np.argsort(code, kind="stable")
+        futures, rows = [], []
+        for start, size in zip(*runs(code[order]), strict=True):
+            left, right = divmod(int(code[order[start]]), len(self.tasks))
+            for at in range(start, start + size, BLOCK_PAIRS):
+                chosen = order[at : min(at + BLOCK_PAIRS, start + size)]
+                rows.append(chosen)
+                futures.append(
+                    self.client.submit(task, self.tasks[left], self.tasks[right], ids[chosen], arg, retries=RETRIES)
+                )
+        for chosen, got in zip(rows, _results(self.client, futures), strict=True):
+            for column, values in zip(out, got if width > 1 else (got,), strict=True):
+                column[chosen] = values
+        return out
+
+
+def _refuse(config: Config) -> None:
+    """What the Dask engine does not do yet, refused rather than done otherwise."""
+    if config.exact:
+        raise ConfigError("{0} is not available with --engine dask yet (its prefix index is global)" + _LOCAL, "exact")
+    if config.max_df is not None:
+        raise ConfigError("{0} is not available with --engine dask yet (it counts every shingle)" + _LOCAL, "max_df")
+
+
+_LOCAL = "; use the local engine"
+
+
+def _recipe(config: Config) -> Recipe:
+    family = Family(config.seed, config.num_hashes)
+    _ = family.seeds  # made once here, shipped with each task
+    return Recipe(
+        config.shingle, family, config.lexer_engine, config.lex_timeout, config.max_size, config.normalisation
+    )
+
+
+def _batches(files: Sequence[FileEntry]) -> Iterator[tuple[int, list[FileEntry]]]:
+    """Walk order cut into batches of at most :data:`BATCH_FILES` files and about :data:`BATCH_BYTES`."""
+    start, held = 0, 0
+    for k, entry in enumerate(files):
+        held += entry.size
+        if k + 1 - start >= BATCH_FILES or held >= BATCH_BYTES:
+            yield start, list(files[start : k + 1])
+            start, held = k + 1, 0
+    if start < len(files):
+        yield start, list(files[start:])
+
+
+def _gathered(client: Any, tasks: list[Any], sizes: list[int], progress: ProgressFactory | None) -> list[shards.Report]:
+    """The :class:`~.shards.Report` of each extraction task, in order, with a ``lexing`` bar
+    over the files (``sizes``: each task's) as the tasks finish."""
+    from distributed import as_completed
+
+    futures = [client.submit(shards.report_of, t, retries=RETRIES) for t in tasks]
+    index = {f.key: k for k, f in enumerate(futures)}
+    got: list[shards.Report | None] = [None] * len(futures)
+    bar = progress("lexing", sum(sizes)) if progress else None
+    try:
+        for future, report in _checked(as_completed(futures, with_results=True, raise_errors=False)):
+            got[index[future.key]] = report
+            if bar is not None:
+                bar.update(sizes[index[future.key]])
+    finally:
+        if bar is not None:
+            bar.close()
+    return [r for r in got if r is not None]
+
+
+def _checked(done: Any) -> Iterator[tuple[Any, Any]]:
+    """``(future, result)`` pairs; a task that failed past its retries stops the run."""
+    for future, result in done:
+        if future.status == "error":
+            raise ClusterError(f"a task failed on the cluster ({_line(future.exception())})")
+        yield future, result
+
+
+def _results(client: Any, futures: list[Any]) -> list[Any]:
+    try:
+        return list(client.gather(futures))
+    except Exception as err:  # a task past its retries, a lost scheduler
+        raise ClusterError(f"a task failed on the cluster ({_line(err)})") from None
+
+
+def _warned(reports: list[shards.Report]) -> list[str]:
+    """The workers' warnings, each once, in order."""
+    return list(dict.fromkeys(w for r in reports for w in r.warnings))
+
+
+def _rows_read(reports: list[shards.Report]) -> tuple[list[FileEntry], list[shards.Meta], list[Skip]]:
+    """The files, metas and skips of a dataset's files read on the workers, in dataset order; a
+    path that an earlier file had already is a ``duplicate-path`` skip (as on the local engine)."""
+    files: list[FileEntry] = []
+    metas: list[shards.Meta] = []
+    skips: list[Skip] = []
+    seen: dict[str, str] = {}
+    for report in reports:
+        skips += report.skips
+        for entry, row, meta in zip(report.files, report.rows, report.metas, strict=True):
+            first = seen.setdefault(entry.path, row)
+            if first != row:
+                detail = f"the path of an earlier row ({first}), which is the one scanned"
+                skips.append(Skip(entry.path, SkipReason.DUPLICATE, detail))
+                continue
+            files.append(entry)
+            metas.append(meta)
+    return files, metas, skips
+
+
+def _compared(
+    files: list[FileEntry], metas: list[shards.Meta], skips: list[Skip], warnings: list[str], config: Config
+) -> tuple[Compared, IntArray]:
+    """What the pair stages know of the files (as :func:`~.base.corpus_of` and
+    :func:`~minhashdup.core.pairs.prepare` make it on the local engine), and each compared
+    file's number in the run."""
+    stats = Stats(files_walked=len(files))
+    paths: list[str] = []
+    sizes: list[int] = []
+    keys: list[bytes] = []
+    ids: list[int] = []
+    vendored: set[str] = set()
+    cpu = np.zeros(4)
+    for entry, meta in zip(files, metas, strict=True):
+        item = meta.item
+        cpu += item.cpu
+        stats.not_utf8 += item.not_utf8
+        item = screened(item, os.path.basename(entry.real), entry.check_generated, entry.data_ok)
+        if item.skip is not None:
+            skips.append(Skip(entry.path, item.skip, item.detail))
+            continue
+        stats.files_scanned += 1
+        stats.tokens += item.tokens
+        paths.append(entry.path)
+        sizes.append(meta.size)
+        keys.append(meta.key)
+        ids.append(item.index)
+        if entry.vendored:
+            vendored.add(entry.path)
+    stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
+    stats.cache = {"hits": 0, "lexed": len(files), "result": 0}
+    size_arr = np.asarray(sizes, dtype=np.int64)
+    keep, skips = pairs.screen(paths, size_arr, skips, config.min_shingles)
+    groups = pairs.digest_groups(keys, keep)
+    pairs.count_groups(stats, size_arr, keep, groups)
+    return Compared(paths, size_arr, groups, skips, warnings, stats, vendored), np.asarray(ids, dtype=np.int64)
+
+
+def _verbatim(result: Result, reps: DaskReps, ids: IntArray, seen: Compared, config: Config) -> Result:
+    """With names or literals normalised, each pair's ``jaccard_verbatim``, from the shingles as
+    written that the shards keep (:func:`minhashdup.engine.pipeline.with_verbatim` on the local engine)."""
+    if not config.normalisation.active or not result.pairs:
+        return result
+    t0 = time.perf_counter()
+    number = dict(zip(seen.paths, ids.tolist(), strict=True))
+    asked = np.array([[number[p.a], number[p.b]] for p in result.pairs], dtype=np.int64)
+    (jac,) = reps._blocks(shards.verbatim_block, asked, None, 1, files=True)
+    result.stats.seconds["verbatim"] = time.perf_counter() - t0
+    listed = [
+        dataclasses.replace(p, jaccard_verbatim=float(j)) for p, j in zip(result.pairs, jac.tolist(), strict=True)
+    ]
+    return dataclasses.replace(result, pairs=listed)
+
+
+def _line(err: BaseException | None) -> str:
+    text = f"{type(err).__name__}: {err}" if err is not None else "unknown"
+    return text.splitlines()[0][:200] if text else "unknown"

@@ -1,0 +1,231 @@
+"""What the Dask engine's tasks run on a worker: a batch of files extracted into a :class:`Shard`
+(their shingle sets and signatures, which stay on the worker), the small :class:`Meta` of each
+file the client gathers, the band rows a shard gives the shuffle, the candidate pairs of a
+shuffled part, and the exact check and MinHash estimates of pairs between two shards.
+
+Plain functions of plain data (numpy arrays, pandas frames), the core functions inside: the
+scheduler moves their inputs and outputs, retries a task whose worker died, and recomputes a
+shard lost with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import multiprocessing
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from minhashdup.core import bands as banding
+from minhashdup.core.exact import FloatArray, IntArray, verify_rows
+from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.shingles import jaccard
+from minhashdup.core.signature import pair_estimates, truncate
+from minhashdup.engine.workers import Recipe, extract_all
+from minhashdup.result import Skip
+from minhashdup.source.extract import NONE
+from minhashdup.source.extracted import Extracted, bare
+from minhashdup.source.parquet import Dataset, Filters, read_parts, reopened
+from minhashdup.source.walk import FileEntry
+
+
+@dataclasses.dataclass
+class Shard:
+    """The files of one batch that lexed, on the worker that extracted them: each one's number in
+    the run (``ids``, ascending), shingle set and signature (``sigs``, one row each), and with
+    names or literals normalised, the shingles as written (``verbatim``)."""
+
+    ids: IntArray
+    sets: list[UInt64Array]
+    sigs: UInt64Array
+    verbatim: list[UInt64Array]
+
+
+@dataclasses.dataclass
+class Meta:
+    """What the client keeps of a file: its :class:`Extracted` without shingles or signature, the
+    size of its set, and ``key``, a digest of the set (identical sets, identical keys)."""
+
+    item: Extracted
+    size: int
+    key: bytes
+
+
+@dataclasses.dataclass
+class Report:
+    """What the client gathers of a batch: each file's :class:`Meta`, in order, and the warnings.
+    A batch of a Parquet file read on the worker also gives the files it read (``files``, without
+    their bytes, each with its ``rows`` label), the rows skipped and the seconds spent reading."""
+
+    metas: list[Meta]
+    warnings: list[str]
+    files: list[FileEntry] = dataclasses.field(default_factory=list)
+    rows: list[str] = dataclasses.field(default_factory=list)
+    skips: list[Skip] = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+
+
+Extracted_ = tuple[Shard, Report]
+
+
+#: Said when a worker may not start the child process that keeps the lexing deadline.
+DAEMONIC = (
+    "Dask workers run as daemonic processes: files were lexed without --lex-timeout and a file that crashes"
+    " the lexer stops its worker; start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False"
+)
+
+
+def set_key(shingles: UInt64Array) -> bytes:
+    """A 16-byte BLAKE2b digest of a sorted set of hashes (its size is part of the bytes)."""
+    return hashlib.blake2b(np.ascontiguousarray(shingles, dtype="<u8").tobytes(), digest_size=16).digest()
+
+
+def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolate: bool) -> Extracted_:
+    """Extract ``files`` (numbered from ``first`` in the run): the :class:`Shard` of those that
+    lexed and the :class:`Report` of all. With ``isolate``, in a child process of this worker
+    (where the lexing deadline holds and a file that kills its process is a ``lex-error``, as
+    on the local engine); else in the task's thread, without a deadline."""
+    items: list[Extracted | None] = [None] * len(files)
+    warnings: list[str] = []
+    if isolate and multiprocessing.current_process().daemon:  # a nanny's worker, by default
+        warnings.append(DAEMONIC)
+        isolate = False
+    for item in extract_all(files, recipe, 1, warnings=warnings, isolate=isolate):
+        items[item.index] = item
+    ids, sets, sigs, verbatim, metas = [], [], [], [], []
+    for k, got in enumerate(items):
+        assert got is not None
+        item = dataclasses.replace(got, index=first + k)
+        if item.skip is None and item.signature is not None:
+            ids.append(first + k)
+            sets.append(item.shingles)
+            sigs.append(item.signature)
+            if item.verbatim is not None:
+                verbatim.append(item.verbatim[0])
+        bare = dataclasses.replace(item, shingles=NONE, signature=None, verbatim=None)
+        metas.append(Meta(bare, len(item.shingles), set_key(item.shingles)))
+    width = recipe.family.num_hashes if recipe.family is not None else 0
+    stacked = np.stack(sigs) if sigs else np.empty((0, width), dtype=np.uint64)
+    return Shard(np.asarray(ids, dtype=np.int64), sets, stacked, verbatim), Report(metas, warnings)
+
+
+def read_shard(
+    dataset: Dataset, file: tuple[str, str], rows: int, first: int, filters: Filters, job: tuple[Recipe, bool]
+) -> Extracted_:
+    """One file of a Parquet ``dataset`` (``(shown, path)``, ``rows`` rows, numbered from
+    ``first``) read and extracted on this worker (:func:`extract_shard`, ``job`` its recipe and
+    isolation), a part at a time: its bytes are let go once lexed. A path that an earlier file
+    of the dataset had too is the client's to find (:func:`minhashdup.engine.distributed`)."""
+    pieces: list[Extracted_] = []
+    report = Report([], [])
+    for part in read_parts(reopened(dataset, file, rows), filters):
+        piece = extract_shard(part.files, first + len(report.files), *job)
+        pieces.append(piece)
+        report.metas += piece[1].metas
+        report.warnings += piece[1].warnings
+        report.files += [bare(f) for f in part.files]
+        report.rows += part.rows
+        report.skips += part.skips
+        report.seconds += part.seconds
+    shards = [p[0] for p in pieces]
+    shard = Shard(
+        np.concatenate([s.ids for s in shards]),
+        [x for s in shards for x in s.sets],
+        np.concatenate([s.sigs for s in shards]),
+        [x for s in shards for x in s.verbatim],
+    )
+    return shard, report
+
+
+def report_of(extracted: Extracted_) -> Report:
+    """The :class:`Report` of an extraction (a task of its own: the shard stays put)."""
+    return extracted[1]
+
+
+def _rows(shard: Shard, ids: IntArray) -> IntArray:
+    """Positions in ``shard`` of the files numbered ``ids``."""
+    return np.searchsorted(shard.ids, ids)
+
+
+def band_rows(extracted: Extracted_, ids: IntArray, reps: IntArray, spec: tuple[int, int, int]) -> Any:
+    """The shuffle's rows of a shard: ``(band, key, rep)`` for each representative ``reps[i]``
+    (the file numbered ``ids[i]``) and each band of ``spec`` (bands, rows, bits), as a pandas frame."""
+    import pandas as pd
+
+    bands, rows, bits = spec
+    shard = extracted[0]
+    sigs = truncate(shard.sigs[_rows(shard, ids)], bits)
+    keys = banding.band_keys(sigs, bands, rows) if len(ids) else np.empty((0, bands), dtype=np.uint64)
+    return pd.DataFrame(
+        {
+            "band": np.tile(np.arange(bands, dtype=np.int32), len(ids)),
+            "key": keys.reshape(-1),
+            "rep": np.repeat(np.asarray(reps, dtype=np.int64), bands),
+        }
+    )
+
+
+#: The columns of :func:`bucket_part`'s frames: a pair (``code``) or an oversize bucket
+#: (``code`` -1, its band, key, size and smallest representative).
+BUCKET_COLUMNS = {"code": "int64", "band": "int32", "key": "uint64", "size": "int64", "example": "int64"}
+
+
+def bucket_part(part: Any, n: int, max_bucket: int) -> Any:
+    """The candidate pairs of one part of the shuffled band rows (all rows of a bucket are in
+    one part): :func:`minhashdup.core.bands.bucket_pairs`, as a frame of :data:`BUCKET_COLUMNS`."""
+    import pandas as pd
+
+    codes, over = banding.bucket_pairs(
+        part["band"].to_numpy(), part["key"].to_numpy(), part["rep"].to_numpy(), n, max_bucket
+    )
+    rows = len(codes) + len(over)
+    frame = {
+        "code": np.r_[codes, np.full(len(over), -1, dtype=np.int64)],
+        "band": np.r_[np.zeros(len(codes), dtype=np.int32), [o[0] for o in over]].astype(np.int32),
+        "key": np.r_[np.zeros(len(codes), dtype=np.uint64), np.array([o[1] for o in over], dtype=np.uint64)],
+        "size": np.r_[np.zeros(len(codes), dtype=np.int64), [o[2] for o in over]].astype(np.int64),
+        "example": np.r_[np.zeros(len(codes), dtype=np.int64), [o[3] for o in over]].astype(np.int64),
+    }
+    return pd.DataFrame(frame, index=pd.RangeIndex(rows)).astype(BUCKET_COLUMNS)
+
+
+def check_block(
+    left: Extracted_,
+    right: Extracted_,
+    ids: IntArray,
+    threshold: float,
+) -> tuple[IntArray, FloatArray]:
+    """For pairs of files ``ids`` (``(m, 2)`` numbers, the first of each in ``left``, the second in
+    ``right``), the intersection size when their Jaccard reaches ``threshold`` (else -1) and the
+    Jaccard (0 for those turned down): :func:`~minhashdup.core.exact.verify_rows` where the sets are."""
+    sets, pairs = _joined(left, right, ids)
+    common = verify_rows(pairs, sets, threshold)
+    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+    union = sizes[pairs[:, 0]] + sizes[pairs[:, 1]] - common
+    return common, np.where(common >= 0, common / np.maximum(union, 1), 0.0)
+
+
+def estimate_block(left: Extracted_, right: Extracted_, ids: IntArray, bits: int) -> FloatArray:
+    """The MinHash estimate of each pair of files ``ids`` (as for :func:`check_block`), ``bits``
+    low bits of each minimum."""
+    a, b = left[0], right[0]
+    sigs = truncate(np.concatenate([a.sigs[_rows(a, ids[:, 0])], b.sigs[_rows(b, ids[:, 1])]]), bits)
+    m = len(ids)
+    return pair_estimates(sigs, np.c_[np.arange(m), np.arange(m, 2 * m)], bits)
+
+
+def _joined(left: Extracted_, right: Extracted_, ids: IntArray) -> tuple[list[UInt64Array], IntArray]:
+    """The sets the pairs ``ids`` need (each once) and the pairs as indices into them."""
+    a, b = left[0], right[0]
+    first, second = np.unique(ids[:, 0], return_inverse=True), np.unique(ids[:, 1], return_inverse=True)
+    sets = [a.sets[p] for p in _rows(a, first[0]).tolist()] + [b.sets[p] for p in _rows(b, second[0]).tolist()]
+    return sets, np.c_[first[1].reshape(-1), second[1].reshape(-1) + len(first[0])]
+
+
+def verbatim_block(left: Extracted_, right: Extracted_, ids: IntArray, _: object = None) -> FloatArray:
+    """The exact Jaccard of the verbatim shingles (as written) of each pair of files ``ids``."""
+    a, b = left[0], right[0]
+    pa, pb = _rows(a, ids[:, 0]).tolist(), _rows(b, ids[:, 1]).tolist()
+    return np.array([jaccard(a.verbatim[i], b.verbatim[j]) for i, j in zip(pa, pb, strict=True)], dtype=np.float64)
