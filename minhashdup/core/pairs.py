@@ -2,7 +2,7 @@
 come after the files are lexed, and before and after MinHash and the exact check.
 
 Every engine hands :class:`Corpus` arrays over; these functions (and
-:func:`minhashdup.engine.pipeline.find_pairs`, which runs them) are the same for all engines.
+:func:`minhashdup.engine.stages.pairs_of`, which runs them) are the same for all engines.
 Identical sets are grouped first (one representative per group goes to MinHash), and the
 verified pairs of representatives are expanded back to file pairs under the listing rules
 (:func:`listed_within`, :func:`listed_across`).

@@ -1,11 +1,11 @@
 """The seam between the scan and the engines that run its per-file stage.
 
 An engine (:class:`Engine`) is given the walked files and the scan's settings and returns the
-:class:`~minhashdup.core.pairs.Corpus` arrays; :func:`minhashdup.engine.pipeline.find_pairs`
-then runs the same core functions on them, whatever the engine. The local engine is
-:mod:`minhashdup.engine.local`; a second one (Dask, say) is one more module implementing
-:class:`Engine`, calling :func:`minhashdup.source.extract.extract_file` on each file and
-:func:`corpus_of` on the results.
+:class:`~minhashdup.core.pairs.Corpus` arrays; :func:`minhashdup.engine.stages.find_pairs`
+then runs the same core functions on them. The local engine is :mod:`minhashdup.engine.local`.
+An engine that keeps the shingle sets elsewhere (the Dask engine,
+:mod:`minhashdup.engine.distributed`) plugs in one seam later, at
+:func:`minhashdup.engine.stages.pairs_of`.
 """
 
 from __future__ import annotations

@@ -109,6 +109,7 @@ def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None
         metas = [m for r in reports for m in r.metas]
         warnings = list(walked.warnings) + _warned(reports)
         seen, ids = _compared(walked.files, metas, list(walked.skips), warnings, config)
+        del reports, metas  # the client keeps per-file what the pair stages need, not the metas
         seen.stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
         reps = DaskReps(client, tasks, np.asarray(firsts, dtype=np.int64), ids[seen.groups.representatives], seen)
         return _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
@@ -134,6 +135,7 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
         warnings = _warned(reports)
         seen, ids = _compared(files, metas, skips, warnings, config)
         read = sum(r.seconds for r in reports)
+        del reports, metas, files
         seen.stats.seconds = {"walk": read, "lex": time.perf_counter() - t0 - read}
         reps = DaskReps(client, tasks, firsts, ids[seen.groups.representatives], seen)
         result = _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
