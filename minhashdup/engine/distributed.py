@@ -24,10 +24,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,7 +42,6 @@ from minhashdup.engine.stages import Compared, pairs_of
 from minhashdup.engine.workers import Recipe
 from minhashdup.errors import ClusterError, ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
-from minhashdup.source.extracted import screened
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
 from minhashdup.source.walk import FileEntry, Kinds
 
@@ -101,15 +99,19 @@ def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None
     _refuse(config)
     recipe = _recipe(config)
     with connected(config) as client:
-        tasks, firsts = [], []
+        tasks, firsts, sizes = [], [], []
         for first, batch in _batches(walked.files):
             firsts.append(first)
+            sizes.append(len(batch))
             tasks.append(client.submit(shards.extract_shard, batch, first, recipe, True, retries=RETRIES, pure=False))
-        reports = _gathered(client, tasks, [len(b) for _, b in _batches(walked.files)], progress)
-        metas = [m for r in reports for m in r.metas]
+        reports = _gathered(client, tasks, sizes, progress)
+        batches = []
+        for first, size, report in zip(firsts, sizes, reports, strict=True):
+            files = walked.files[first : first + size]
+            batches.append(_Batch(first, [f.path for f in files], [f.vendored for f in files], report))
         warnings = list(walked.warnings) + _warned(reports)
-        seen, ids = _compared(walked.files, metas, list(walked.skips), warnings, config)
-        del reports, metas  # the client keeps per-file what the pair stages need, not the metas
+        seen, ids = _compared(batches, list(walked.skips), warnings, config)
+        del reports, batches  # the client keeps per file what the pair stages need
         seen.stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
         reps = DaskReps(client, tasks, np.asarray(firsts, dtype=np.int64), ids[seen.groups.representatives], seen)
         return _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
@@ -131,16 +133,27 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
             args = (dataset, file, opened.counts[k], int(firsts[k]), filters, job)
             tasks.append(client.submit(shards.read_shard, *args, retries=RETRIES, pure=False))
         reports = _gathered(client, tasks, list(opened.counts), progress)
-        files, metas, skips = _rows_read(reports)
-        warnings = _warned(reports)
-        seen, ids = _compared(files, metas, skips, warnings, config)
+        batches, skips = _rows_read(firsts.tolist(), reports)
+        seen, ids = _compared(batches, skips, _warned(reports), config)
         read = sum(r.seconds for r in reports)
-        del reports, metas, files
+        del reports, batches
         seen.stats.seconds = {"walk": read, "lex": time.perf_counter() - t0 - read}
         reps = DaskReps(client, tasks, firsts, ids[seen.groups.representatives], seen)
         result = _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
     result.params["parquet"] = dataclasses.asdict(dataset)
     return result
+
+
+class _Batch(NamedTuple):
+    """One extraction task's files as the client sees them: the number of the first in the run,
+    each one's path and vendored mark, the task's :class:`~.shards.Report`, and the files of it
+    to leave out (a dataset's path repeated from an earlier file)."""
+
+    first: int
+    paths: Sequence[str]
+    vendored: Sequence[bool]
+    report: shards.Report
+    dropped: frozenset[int] = frozenset()
 
 
 class DaskReps:
@@ -303,62 +316,61 @@ def _warned(reports: list[shards.Report]) -> list[str]:
     return list(dict.fromkeys(w for r in reports for w in r.warnings))
 
 
-def _rows_read(reports: list[shards.Report]) -> tuple[list[FileEntry], list[shards.Meta], list[Skip]]:
-    """The files, metas and skips of a dataset's files read on the workers, in dataset order; a
-    path that an earlier file had already is a ``duplicate-path`` skip (as on the local engine)."""
-    files: list[FileEntry] = []
-    metas: list[shards.Meta] = []
+def _rows_read(firsts: list[int], reports: list[shards.Report]) -> tuple[list[_Batch], list[Skip]]:
+    """The batches of a dataset's files read on the workers, in dataset order, and the rows they
+    skipped as they read them; a path that an earlier file had is a ``duplicate-path`` skip (as on
+    the local engine, where one reader sees every row: here the order among a file's skips may
+    differ, and such a row was lexed before it is left out)."""
+    batches: list[_Batch] = []
     skips: list[Skip] = []
     seen: dict[str, str] = {}
-    for report in reports:
-        skips += report.skips
-        for entry, row, meta in zip(report.files, report.rows, report.metas, strict=True):
-            first = seen.setdefault(entry.path, row)
-            if first != row:
-                detail = f"the path of an earlier row ({first}), which is the one scanned"
-                skips.append(Skip(entry.path, SkipReason.DUPLICATE, detail))
-                continue
-            files.append(entry)
-            metas.append(meta)
-    return files, metas, skips
+    for first, report in zip(firsts, reports, strict=True):
+        skips += report.read_skips
+        dropped = set()
+        for k, (path, row) in enumerate(zip(report.paths, report.rows, strict=True)):
+            earlier = seen.setdefault(path, row)
+            if earlier != row:
+                detail = f"the path of an earlier row ({earlier}), which is the one scanned"
+                skips.append(Skip(path, SkipReason.DUPLICATE, detail))
+                dropped.add(k)
+        batches.append(_Batch(first, report.paths, report.vendored, report, frozenset(dropped)))
+    return batches, skips
 
 
 def _compared(
-    files: list[FileEntry], metas: list[shards.Meta], skips: list[Skip], warnings: list[str], config: Config
+    batches: list[_Batch], skips: list[Skip], warnings: list[str], config: Config
 ) -> tuple[Compared, IntArray]:
     """What the pair stages know of the files (as :func:`~.base.corpus_of` and
     :func:`~minhashdup.core.pairs.prepare` make it on the local engine), and each compared
-    file's number in the run."""
-    stats = Stats(files_walked=len(files))
+    file's number in the run. ``skips``: the walk's, the extraction's follow."""
+    stats = Stats()
     paths: list[str] = []
-    sizes: list[int] = []
-    keys: list[bytes] = []
-    ids: list[int] = []
     vendored: set[str] = set()
+    sizes, keys, ids = [], [], []
     cpu = np.zeros(4)
-    for entry, meta in zip(files, metas, strict=True):
-        item = meta.item
-        cpu += item.cpu
-        stats.not_utf8 += item.not_utf8
-        item = screened(item, os.path.basename(entry.real), entry.check_generated, entry.data_ok)
-        if item.skip is not None:
-            skips.append(Skip(entry.path, item.skip, item.detail))
-            continue
-        stats.files_scanned += 1
-        stats.tokens += item.tokens
-        paths.append(entry.path)
-        sizes.append(meta.size)
-        keys.append(meta.key)
-        ids.append(item.index)
-        if entry.vendored:
-            vendored.add(entry.path)
+    for batch in batches:
+        report, out = batch.report, batch.dropped
+        stats.files_walked += len(batch.paths) - len(out)
+        cpu += report.cpu
+        stats.not_utf8 += report.not_utf8
+        skips += [Skip(batch.paths[k], reason, detail) for k, reason, detail in report.skips if k not in out]
+        mine = np.array([k not in out for k in report.kept.tolist()], dtype=bool)
+        kept = report.kept[mine]
+        stats.tokens += int(report.tokens[mine].sum())
+        paths += [batch.paths[k] for k in kept.tolist()]
+        vendored.update(batch.paths[k] for k in kept.tolist() if batch.vendored[k])
+        sizes.append(report.sizes[mine])
+        keys.append(report.keys[mine])
+        ids.append(batch.first + kept)
+    stats.files_scanned = len(paths)
     stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
-    stats.cache = {"hits": 0, "lexed": len(files), "result": 0}
-    size_arr = np.asarray(sizes, dtype=np.int64)
+    stats.cache = {"hits": 0, "lexed": stats.files_walked, "result": 0}
+    size_arr = np.concatenate([np.zeros(0, np.int64), *sizes])
     keep, skips = pairs.screen(paths, size_arr, skips, config.min_shingles)
-    groups = pairs.digest_groups(keys, keep)
+    groups = pairs.digest_groups(np.concatenate([np.zeros(0, "S16"), *keys]).tolist(), keep)
     pairs.count_groups(stats, size_arr, keep, groups)
-    return Compared(paths, size_arr, groups, skips, warnings, stats, vendored), np.asarray(ids, dtype=np.int64)
+    number = np.concatenate([np.zeros(0, np.int64), *ids])
+    return Compared(paths, size_arr, groups, skips, warnings, stats, vendored), number
 
 
 def _verbatim(result: Result, reps: DaskReps, ids: IntArray, seen: Compared, config: Config) -> Result:

@@ -1,6 +1,6 @@
 """What the Dask engine's tasks run on a worker: a batch of files extracted into a :class:`Shard`
-(their shingle sets and signatures, which stay on the worker), the small :class:`Meta` of each
-file the client gathers, the band rows a shard gives the shuffle, the candidate pairs of a
+(their shingle sets and signatures, which stay on the worker), the compact :class:`Report` of
+the batch the client gathers, the band rows a shard gives the shuffle, the candidate pairs of a
 shuffled part, and the exact check and MinHash estimates of pairs between two shards.
 
 Plain functions of plain data (numpy arrays, pandas frames), the core functions inside: the
@@ -13,10 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import multiprocessing
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from minhashdup.core import bands as banding
 from minhashdup.core.exact import FloatArray, IntArray, verify_rows
@@ -24,9 +26,8 @@ from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.shingles import jaccard
 from minhashdup.core.signature import pair_estimates, truncate
 from minhashdup.engine.workers import Recipe, extract_all
-from minhashdup.result import Skip
-from minhashdup.source.extract import NONE
-from minhashdup.source.extracted import Extracted, bare
+from minhashdup.result import Skip, SkipReason
+from minhashdup.source.extracted import Extracted, screened
 from minhashdup.source.parquet import Dataset, Filters, read_parts, reopened
 from minhashdup.source.walk import FileEntry
 
@@ -44,26 +45,27 @@ class Shard:
 
 
 @dataclasses.dataclass
-class Meta:
-    """What the client keeps of a file: its :class:`Extracted` without shingles or signature, the
-    size of its set, and ``key``, a digest of the set (identical sets, identical keys)."""
-
-    item: Extracted
-    size: int
-    key: bytes
-
-
-@dataclasses.dataclass
 class Report:
-    """What the client gathers of a batch: each file's :class:`Meta`, in order, and the warnings.
-    A batch of a Parquet file read on the worker also gives the files it read (``files``, without
-    their bytes, each with its ``rows`` label), the rows skipped and the seconds spent reading."""
+    """What the client gathers of a batch, compact (its memory grows with the files): which files
+    go on to comparison (``kept``: indices into the batch, lexed and not screened out), the size
+    and a 16-byte digest of each one's set (``sizes``, ``keys``: identical sets, identical keys)
+    and its tokens, the other files' skips ``(index, reason, detail)``, the files
+    not UTF-8, the CPU seconds by stage and the warnings. A batch read from a Parquet file on the
+    worker also gives every file's path, vendored mark and row, the rows it skipped as it read
+    them, and the seconds spent reading."""
 
-    metas: list[Meta]
-    warnings: list[str]
-    files: list[FileEntry] = dataclasses.field(default_factory=list)
+    kept: IntArray
+    sizes: IntArray
+    keys: npt.NDArray[np.bytes_]
+    skips: list[tuple[int, SkipReason, str]]
+    tokens: IntArray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))  # of each kept file
+    not_utf8: int = 0
+    cpu: FloatArray = dataclasses.field(default_factory=lambda: np.zeros(4))
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    paths: list[str] = dataclasses.field(default_factory=list)
+    vendored: list[bool] = dataclasses.field(default_factory=list)
     rows: list[str] = dataclasses.field(default_factory=list)
-    skips: list[Skip] = dataclasses.field(default_factory=list)
+    read_skips: list[Skip] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -83,32 +85,41 @@ def set_key(shingles: UInt64Array) -> bytes:
 
 
 def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolate: bool) -> Extracted_:
-    """Extract ``files`` (numbered from ``first`` in the run): the :class:`Shard` of those that
-    lexed and the :class:`Report` of all. With ``isolate``, in a child process of this worker
-    (where the lexing deadline holds and a file that kills its process is a ``lex-error``, as
-    on the local engine); else in the task's thread, without a deadline."""
+    """Extract ``files`` (numbered from ``first`` in the run) and screen them by kind as the
+    local engine does (:func:`~minhashdup.source.extracted.screened`): the :class:`Shard` of
+    those kept and the :class:`Report` of all. With ``isolate``, in a child process of this
+    worker (where the lexing deadline holds and a file that kills its process is a
+    ``lex-error``, as on the local engine); else in the task's thread, without a deadline."""
     items: list[Extracted | None] = [None] * len(files)
-    warnings: list[str] = []
+    report = Report(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, "S16"), [])
     if isolate and multiprocessing.current_process().daemon:  # a nanny's worker, by default
-        warnings.append(DAEMONIC)
+        report.warnings.append(DAEMONIC)
         isolate = False
-    for item in extract_all(files, recipe, 1, warnings=warnings, isolate=isolate):
+    for item in extract_all(files, recipe, 1, warnings=report.warnings, isolate=isolate):
         items[item.index] = item
-    ids, sets, sigs, verbatim, metas = [], [], [], [], []
-    for k, got in enumerate(items):
+    sets, sigs, verbatim, kept, keys, tokens = [], [], [], [], [], []
+    for k, (entry, got) in enumerate(zip(files, items, strict=True)):
         assert got is not None
-        item = dataclasses.replace(got, index=first + k)
-        if item.skip is None and item.signature is not None:
-            ids.append(first + k)
-            sets.append(item.shingles)
-            sigs.append(item.signature)
-            if item.verbatim is not None:
-                verbatim.append(item.verbatim[0])
-        bare = dataclasses.replace(item, shingles=NONE, signature=None, verbatim=None)
-        metas.append(Meta(bare, len(item.shingles), set_key(item.shingles)))
+        report.cpu += got.cpu
+        report.not_utf8 += got.not_utf8
+        item = screened(got, os.path.basename(entry.real), entry.check_generated, entry.data_ok)
+        if item.skip is not None or item.signature is None:
+            report.skips.append((k, item.skip or SkipReason.LEX_ERROR, item.detail))
+            continue
+        kept.append(k)
+        keys.append(set_key(item.shingles))
+        tokens.append(item.tokens)
+        sets.append(item.shingles)
+        sigs.append(item.signature)
+        if item.verbatim is not None:
+            verbatim.append(item.verbatim[0])
+    report.kept = np.asarray(kept, dtype=np.int64)
+    report.sizes = np.fromiter((len(x) for x in sets), dtype=np.int64, count=len(sets))
+    report.keys = np.asarray(keys, dtype="S16")
+    report.tokens = np.asarray(tokens, dtype=np.int64)
     width = recipe.family.num_hashes if recipe.family is not None else 0
     stacked = np.stack(sigs) if sigs else np.empty((0, width), dtype=np.uint64)
-    return Shard(np.asarray(ids, dtype=np.int64), sets, stacked, verbatim), Report(metas, warnings)
+    return Shard(first + report.kept, sets, stacked, verbatim), report
 
 
 def read_shard(
@@ -119,16 +130,22 @@ def read_shard(
     isolation), a part at a time: its bytes are let go once lexed. A path that an earlier file
     of the dataset had too is the client's to find (:func:`minhashdup.engine.distributed`)."""
     pieces: list[Extracted_] = []
-    report = Report([], [])
+    whole = Report(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, "S16"), [])
     for part in read_parts(reopened(dataset, file, rows), filters):
-        piece = extract_shard(part.files, first + len(report.files), *job)
-        pieces.append(piece)
-        report.metas += piece[1].metas
-        report.warnings += piece[1].warnings
-        report.files += [bare(f) for f in part.files]
-        report.rows += part.rows
-        report.skips += part.skips
-        report.seconds += part.seconds
+        done = len(whole.paths)
+        shard, report = extract_shard(part.files, first + done, *job)
+        pieces.append((shard, report))
+        whole.kept = np.r_[whole.kept, report.kept + done]
+        whole.sizes, whole.keys = np.r_[whole.sizes, report.sizes], np.r_[whole.keys, report.keys]
+        whole.skips += [(k + done, reason, detail) for k, reason, detail in report.skips]
+        whole.tokens, whole.not_utf8 = np.r_[whole.tokens, report.tokens], whole.not_utf8 + report.not_utf8
+        whole.cpu += report.cpu
+        whole.warnings += report.warnings
+        whole.paths += [f.path for f in part.files]
+        whole.vendored += [f.vendored for f in part.files]
+        whole.rows += part.rows
+        whole.read_skips += part.skips
+        whole.seconds += part.seconds
     shards = [p[0] for p in pieces]
     shard = Shard(
         np.concatenate([s.ids for s in shards]),
@@ -136,7 +153,7 @@ def read_shard(
         np.concatenate([s.sigs for s in shards]),
         [x for s in shards for x in s.verbatim],
     )
-    return shard, report
+    return shard, whole
 
 
 def report_of(extracted: Extracted_) -> Report:
