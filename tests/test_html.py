@@ -18,6 +18,7 @@ from minhashdup import Config, scan
 from minhashdup.analysis.regions import side_by_side
 from minhashdup.cli import cli
 from minhashdup.errors import ExitCode
+from minhashdup.report.folders import folder_view
 from minhashdup.report.html import render_html
 from minhashdup.report.svg import colour, layout
 
@@ -80,6 +81,21 @@ def test_layout_puts_files_in_path_order_with_folders() -> None:
     assert lay.angle == sorted(lay.angle) and lay.angle[-1] < 2 * 3.1416
     assert [f[0] for f in lay.folders] == ["a", "b", "c"]
     assert colour(0.5, 0.5) != colour(0.75, 0.5) != colour(1.0, 0.5)
+
+
+def test_folder_view_of_four_releases_keeps_a_few_dozen_arcs_each_within_one_release() -> None:
+    files = sorted(
+        f"rel/go-1.{r}/src/p{p:02d}/s{s}/{f}.go" for r in range(4) for p in range(50) for s in range(2) for f in "ab"
+    )
+    view = folder_view(files)
+    assert view["strip"] == len("rel/") and (view["depth"], view["fine"]) == (2, 3)  # 4 at go-1.r/src, 200 below
+    arcs = view["arcs"]
+    assert 30 <= len(arcs) <= 50  # about ARCS
+    assert [a[0] for a in arcs] == [0] + [a[1] for a in arcs[:-1]] and arcs[-1][1] == len(files)  # every file once
+    for first, last, label, folder in arcs:
+        releases = {f.split("/")[1] for f in files[first:last]}
+        assert len(releases) == 1 and label.startswith(releases.pop() + "/src/p") and folder == ""
+    assert [a[1] - a[0] for a in arcs[:10]] == [a[1] - a[0] for a in arcs[10:20]]  # alike releases, alike arcs
 
 
 def test_evaluate_html(tree: Path) -> None:
@@ -231,6 +247,13 @@ _FOLDER_DRIVER = """<script>
   chords[chords.length - 1].dispatchEvent(new MouseEvent("click", { bubbles: true }));
   root.listed = Array.from(document.querySelectorAll("#pairs tbody tr")).map((r) => r.dataset.p).join(",");
   root.pager = document.querySelector('p.pager[data-table="pairs"] .where').textContent;
+  const row = document.querySelector("#pairs tbody tr");
+  root.clicked = row.dataset.p;
+  row.click();
+  root.missing = document.querySelector("#sbs-a .missing").textContent;
+  document.getElementById("sbs-close").click();
+  document.querySelector("#no-text summary").click();
+  root.noText = document.querySelector("#no-text .names").textContent;
   const arc = document.querySelector('#rim path.node[data-n="0"]');
   arc.dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 5, clientY: 5 }));
   root.opening = document.getElementById("tip").textContent.split("\\n")[0];
@@ -252,7 +275,7 @@ def test_folder_chords_past_the_limit_and_a_click_opens_a_folder_in_chromium(rel
     assert len(result.pairs) == 6 * (28 + 6)  # per package: the group of 8 and the 4 near copies
     page = releases.parent / "folders.html"
     with page.open("w") as out:
-        render_html(result, out, side_by_side(result), chord_limit=100)
+        render_html(result, out, side_by_side(result, budget=0), chord_limit=100)  # and no text
     text = page.read_text()
     assert "<path data-p=" not in text and "more than the 100 a chord per pair can show" in text
     driven = releases.parent / "driven.html"
@@ -277,6 +300,10 @@ def test_folder_chords_past_the_limit_and_a_click_opens_a_folder_in_chromium(rel
     ]
     assert listed == expected and len(expected) == 5
     assert (root["data-pager"] or "").startswith("pairs between ") and "1-5 of 5 rows" in (root["data-pager"] or "")
+    a, b = (data["files"][i] for i in data["pairs"][int(root["data-clicked"] or -1)][:2])
+    assert (root["data-missing"] or "").endswith(f"\n\nminhashdup compare {a} {b}")  # how to see it, quoted if need be
+    paired = sorted({data["files"][i] for p in data["pairs"] for i in p[:2]})
+    assert (root["data-no-text"] or "").split("\n") == paired and f"{len(paired)} paired files have no" in text
     assert root["data-opening"] == "go-1.0/src/pkg0/ (3 files)"
     # its three files each an arc of their own, with a chord to the package in each other release, and a to b
     assert root["data-after"] == f"{24 - 1 + 3} {6 * 6 - 3 + 3 * 3 + 1}"

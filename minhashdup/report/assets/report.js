@@ -211,9 +211,9 @@
 
   // The paired files without text, named when the reader opens the list.
   const noText = document.getElementById("no-text");
-  if (noText) noText.addEventListener("toggle", function () {
+  if (noText) noText.querySelector("summary").addEventListener("click", function () {
     const names = noText.querySelector(".names");
-    if (!noText.open || names.textContent) return;
+    if (names.textContent) return;
     if (sources === null) sources = JSON.parse(document.getElementById("sources").textContent);
     const paired = new Set();
     pairs.forEach(function (p) { paired.add(p[0]); paired.add(p[1]); });
