@@ -107,7 +107,8 @@ def _folder_panel(result: Result, view: dict[str, Any], limit: int) -> str:
         "coloured by their median Jaccard; an arc with pairs inside takes their colour. Click a chord to list its "
         "pairs, an arc to open it.</p>"
         '<p class="chord-nav"><button id="chord-up" hidden>up one level</button> <span id="chord-where"></span></p>'
-        f'<svg id="chord" class="folders" viewBox="0 0 {svg.SIZE} {svg.SIZE}" role="img" '
+        # Room around the circle for the labels of folders, longer than a file view's.
+        f'<svg id="chord" class="folders" viewBox="-70 -50 {svg.SIZE + 140} {svg.SIZE + 100}" role="img" '
         'aria-label="Chord diagram of near-duplicate pairs between folders"><g id="rim"></g><g id="chords"></g></svg>'
         f"{svg.legend_svg(float(result.params.get('threshold', 0.5)))}</section>"
     )

@@ -130,7 +130,7 @@
   function label(n) {
     const p = point(n.mid, R + 18), deg = (n.mid * 180 / Math.PI) % 360, flip = deg > 180;
     const full = name(n).replace(/\/$/, ""), parts = full.split("/");  // the first folder and the last
-    const text = full.length <= 24 || parts.length < 3 ? full : parts[0] + "/.../" + parts[parts.length - 1];
+    const text = full.length <= 16 || parts.length < 3 ? full : parts[0] + "/.../" + parts[parts.length - 1];
     return el("text", { "class": "label", x: f1(p[0]), y: f1(p[1]), "text-anchor": flip ? "end" : "start",
       "dominant-baseline": "middle", transform: "rotate(" + f1(flip ? deg + 90 : deg - 90) + " " + f1(p[0]) + " " + f1(p[1]) + ")" },
       text + " (" + (n.last - n.first) + ")");
@@ -148,7 +148,7 @@
       .slice(0, LABELS).forEach(function (i) { rim.appendChild(label(nodes[i])); });
     links.forEach(function (l, c) {
       chords.appendChild(el("path", { "class": "fchord", "data-c": c, stroke: colour(l.median),
-        "stroke-width": (1.5 + 14 * Math.sqrt(l.count / top)).toFixed(1), d: chordPath(nodes[l.u].mid, nodes[l.v].mid) }));
+        "stroke-width": (1 + 9 * Math.sqrt(l.count / top)).toFixed(1), d: chordPath(nodes[l.u].mid, nodes[l.v].mid) }));
     });
     rimEl.replaceChildren(rim);
     chordsEl.replaceChildren(chords);
