@@ -244,6 +244,12 @@ _FOLDER_DRIVER = """<script>
     c.dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 5, clientY: 5 }));
     return document.getElementById("tip").textContent;
   }).join("\\n\\n");
+  const pager = document.querySelector('p.pager[data-table="pairs"]');
+  const rows = () => document.querySelectorAll("#pairs tbody tr").length;
+  const page = () => pager.querySelector(".where").textContent + " " + rows();
+  root.pages = page();
+  pager.querySelector('[data-go="next"]').click();
+  root.pages += "; " + page();
   chords[chords.length - 1].dispatchEvent(new MouseEvent("click", { bubbles: true }));
   root.listed = Array.from(document.querySelectorAll("#pairs tbody tr")).map((r) => r.dataset.p).join(",");
   root.pager = document.querySelector('p.pager[data-table="pairs"] .where').textContent;
@@ -299,6 +305,7 @@ def test_folder_chords_past_the_limit_and_a_click_opens_a_folder_in_chromium(rel
         if sorted(_folder(data["files"][i], releases) for i in p[:2]) == sorted(n.rstrip("/") for n in names)
     ]
     assert listed == expected and len(expected) == 5
+    assert root["data-pages"] == "1-200 of 204 rows 200; 201-204 of 204 rows 4"  # a page at a time
     assert (root["data-pager"] or "").startswith("pairs between ") and "1-5 of 5 rows" in (root["data-pager"] or "")
     a, b = (data["files"][i] for i in data["pairs"][int(root["data-clicked"] or -1)][:2])
     assert (root["data-missing"] or "").endswith(f"\n\nminhashdup compare {a} {b}")  # how to see it, quoted if need be
