@@ -98,6 +98,13 @@ def test_folder_view_of_four_releases_keeps_a_few_dozen_arcs_each_within_one_rel
     assert [a[1] - a[0] for a in arcs[:10]] == [a[1] - a[0] for a in arcs[10:20]]  # alike releases, alike arcs
 
 
+def test_folder_view_cuts_a_flat_folder_into_ranges_of_files() -> None:
+    files = [f"flat/f{n:04d}.go" for n in range(400)] + ["other/a.go"]
+    arcs = folder_view(files)["arcs"]
+    assert arcs[0] == [0, 10, "flat/f0000.go .. f0009.go", "flat"] and arcs[-1] == [400, 401, "other", "other"]
+    assert len(arcs) == 41 and all(a[3] == "flat" and a[1] - a[0] == 10 for a in arcs[:-1])
+
+
 def test_evaluate_html(tree: Path) -> None:
     result = CliRunner().invoke(cli, ["evaluate", str(tree), "-q", "-f", "html"])
     assert result.exit_code == ExitCode.OK

@@ -29,13 +29,14 @@ def folder_view(files: Sequence[str], arcs: int = ARCS) -> dict[str, Any]:
         them with at most ``arcs`` folders (at least 1); ``fine``: the level the arcs are made
         of (``depth``, or one deeper when ``depth`` has fewer than half of ``arcs`` folders);
         ``arcs``: ``[first, last, label, folder]`` for each arc, the files ``first`` to ``last - 1``,
-        ``folder`` its one folder at level ``fine`` (``""`` when it joins several).
+        ``folder`` its one folder at level ``fine`` (``""`` when it joins several). A large folder
+        of files only (a flat tree) is cut into ranges of its files, each an arc.
 
     Example:
         >>> names = [f"r/a/{f}/1.go" for f in "pqstuv"] + [f"r/b/x/{n}.go" for n in range(6)]
         >>> view = folder_view(names, arcs=6)
-        >>> view["depth"], view["fine"], view["arcs"]
-        (1, 2, [[0, 2, 'a/p .. q', ''], [2, 4, 'a/s .. t', ''], [4, 6, 'a/u .. v', ''], [6, 12, 'b/x', 'b/x']])
+        >>> view["depth"], view["fine"], [label for _, _, label, _ in view["arcs"]]
+        (1, 2, ['a/p .. q', 'a/s .. t', 'a/u .. v', 'b/x/0.go .. 1.go', 'b/x/2.go .. 3.go', 'b/x/4.go .. 5.go'])
     """
     clean = [n.replace("\\", "/").removeprefix("./") for n in files]
     common = common_folders(clean)
@@ -74,8 +75,22 @@ def _arcs(rel: Sequence[str], depth: int, fine: int, share: float) -> list[list[
         def place(unit: tuple[str, int, int], start: int = start, size: int = size, wanted: int = wanted) -> int:
             return min(wanted - 1, int(((unit[1] + unit[2]) / 2 - start) * wanted / size))  # by its middle file
 
-        out.extend(_arc(list(group)) for _, group in itertools.groupby(units[u1:u2], key=place))
+        for _, group in itertools.groupby(units[u1:u2], key=place):
+            out.extend(_flat(_arc(list(group)), rel, fine, share))
     return out
+
+
+def _flat(arc: list[Any], rel: Sequence[str], fine: int, share: float) -> list[list[Any]]:
+    """``arc``, or when it is one large folder of files only (no deeper folder: opened, each of
+    its files would be an arc), ranges of about ``share`` of its files, each opening into its own."""
+    first, last, _, folder = arc
+    if not folder or last - first < 2 * share or any(r.count("/") > fine for r in rel[first:last]):
+        return [arc]
+    parts = round((last - first) / share)
+    bounds = [first + (last - first) * k // parts for k in range(parts + 1)]
+    name = [r.rsplit("/", 1)[-1] for r in rel]
+    above = "" if folder == "." else folder + "/"
+    return [[a, b, f"{above}{name[a]} .. {name[b - 1]}", folder] for a, b in itertools.pairwise(bounds)]
 
 
 def _arc(units: list[tuple[str, int, int]]) -> list[Any]:

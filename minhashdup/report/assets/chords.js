@@ -163,7 +163,10 @@
   }
 
   function name(n) {
-    if (n.key[0] === "#") return view.arcs[Number(n.key.slice(1))][2] + "/";
+    if (n.key[0] === "#") {  // a folder, several (a .. b) or a range of one's files (folder/a.go .. b.go)
+      const label = view.arcs[Number(n.key.slice(1))][2];
+      return label.indexOf(" .. ") < 0 ? label + "/" : label;
+    }
     return n.file ? n.key : n.key + "/";
   }
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
