@@ -64,20 +64,26 @@ def test_regions_are_the_runs_compare_finds(families: Path) -> None:
     assert regions.pair_regions(result, limit=2) == longest[:2]
 
 
-def test_texts_fit_the_budget_in_path_order(families: Path) -> None:
+def test_texts_fit_the_budget_a_pair_at_a_time_and_only_those_pairs_are_lexed(families: Path) -> None:
     result = _scan(families)
-    paired = sorted({path for p in result.pairs for path in (p.a, p.b)})
-    sizes = {path: len(Path(path).read_text()) for path in paired}
-    budget = sizes[paired[0]] + sizes[paired[1]] + sizes[paired[2]] - 1  # the third file no longer fits
+    size = {path: Path(path).stat().st_size for p in result.pairs for path in (p.a, p.b)}
+    order = sorted(range(len(result.pairs)), key=lambda k: result.pairs[k].jaccard >= 1.0)
+    first, second = (result.pairs[k] for k in order[:2])
+    budget = sum(size[path] for path in {first.a, first.b, second.a, second.b}) - 1  # the second no longer fits
     shown = regions.side_by_side(result, budget=budget)
-    fitting, left = [], budget
-    for path in paired:  # greedy, in path order: a smaller file after one left out may still fit
-        if sizes[path] <= left:
-            fitting.append(path)
-            left -= sizes[path]
-    assert fitting[:2] == paired[:2] and paired[2] not in fitting
-    assert list(shown.texts) == fitting and shown.left_out == len(paired) - len(fitting)
-    assert shown.runs == regions.side_by_side(result).runs  # the runs do not depend on the texts embedded
+    fitting: set[str] = set()
+    chosen, left = [], budget
+    for k in order:  # greedy: a later pair that fits (or shares files already in) is still taken
+        p = result.pairs[k]
+        cost = sum(size[path] for path in {p.a, p.b} - fitting)
+        if cost <= left:
+            fitting |= {p.a, p.b}
+            left -= cost
+            chosen.append(k)
+    assert order[0] in chosen and order[1] not in chosen
+    assert list(shown.texts) == sorted(fitting) and shown.left_out == len(size) - len(fitting)
+    everything = regions.side_by_side(result).runs
+    assert shown.runs == {k: everything[k] for k in sorted(chosen)}  # runs of the pairs shown, as with all texts
 
 
 def test_a_file_gone_since_the_scan_has_no_run_and_no_text(families: Path) -> None:
@@ -131,7 +137,7 @@ def test_renderers_only_write_what_was_computed_before(families: Path, monkeypat
     bare, full = io.StringIO(), io.StringIO()
     render_html(result, bare)
     render_html(result, full, sources=shown)
-    assert _sources(bare.getvalue()) == {} and "12 paired files without their text" in bare.getvalue()
+    assert _sources(bare.getvalue()) == {} and "12 paired files have no side-by-side text" in bare.getvalue()
     assert sorted(_sources(full.getvalue()).values()) == sorted(shown.texts.values())
     bare, full = io.StringIO(), io.StringIO()
     render_sarif(result, bare, project=project)

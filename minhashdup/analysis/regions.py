@@ -7,8 +7,8 @@ For SARIF, each pair's longest run gives its regions; for the HTML report's side
 each pair's runs and the text of each paired file. Pairs are split into families (connected
 components): a family's files are read and lexed once, by one task, in worker processes when
 ``jobs`` asks for them and there are enough pairs to pay for starting them. The result does not
-depend on ``jobs``. Texts are embedded up to a budget of characters; a file over it, or one that
-no longer reads, is shown without its text.
+depend on ``jobs``. Texts are embedded up to a budget of bytes, a pair at a time; the pairs over
+it, or with a file that no longer reads, are shown without text (and not lexed).
 
 Example:
     >>> from minhashdup import Config, scan
@@ -30,8 +30,8 @@ from minhashdup.errors import InputPathError
 from minhashdup.result import Result
 from minhashdup.source.normalise import VERBATIM, Normalisation
 
-#: Most characters of source embedded in one HTML report.
-MAX_SOURCE_CHARS = 48 * 1024 * 1024
+#: Most bytes of source (by size on disk) embedded in one HTML report.
+MAX_SOURCE_BYTES = 24 * 1024 * 1024
 #: Most runs listed per pair in the side-by-side view (longest first).
 MAX_RUNS = 200
 #: GitHub accepts at most this many results per SARIF run: pairs beyond it are not shown, so not lexed.
@@ -97,23 +97,41 @@ def pair_regions(result: Result, jobs: int = 1, limit: int = MAX_RESULTS) -> lis
     return [f[0] if f else None for f in found]
 
 
-def side_by_side(result: Result, jobs: int = 1, budget: int = MAX_SOURCE_CHARS) -> SideBySide:
+def side_by_side(result: Result, jobs: int = 1, budget: int = MAX_SOURCE_BYTES) -> SideBySide:
     """The texts and shared runs of the HTML report's side-by-side view of ``result``.
 
-    Texts are taken in path order while the ``budget`` of characters lasts.
+    Files are chosen before any is read, by their size on disk, a pair at a time while the
+    ``budget`` of bytes lasts: near pairs first (identical ones have nothing to compare), each in
+    the result's order, both files or neither. Only the chosen pairs are lexed, family by family,
+    and only the chosen texts are kept: memory grows with the budget, not with the tree.
     """
     pairs = [(p.a, p.b) for p in result.pairs]
-    found, read = pair_runs(pairs, _shingle(result), MAX_RUNS, jobs, texts=True, norm=_norm(result))
-    texts: dict[str, str] = {}
-    left_out = 0
-    for path in sorted({path for pair in pairs for path in pair}):
-        text = read.get(path)
-        if text is None or len(text) > budget:
-            left_out += 1
-            continue
-        budget -= len(text)
-        texts[path] = text
-    return SideBySide(texts, {k: f for k, f in enumerate(found) if f is not None}, left_out)
+    order = sorted(range(len(pairs)), key=lambda k: result.pairs[k].jaccard >= 1.0)  # stable: near pairs first
+    chosen: list[int] = []
+    shown: set[str] = set()
+    size = {path: _size(path) for path in sorted({path for pair in pairs for path in pair})}
+    for k in order:
+        sizes = [size[path] for path in set(pairs[k]) - shown]
+        cost = sum(s or 0 for s in sizes)
+        if None not in sizes and cost <= budget:
+            budget -= cost
+            shown.update(pairs[k])
+            chosen.append(k)
+    chosen.sort()
+    shingle, norm = _shingle(result), _norm(result)
+    found, read = pair_runs([pairs[k] for k in chosen], shingle, MAX_RUNS, jobs, texts=True, norm=norm)
+    runs = {k: f for k, f in zip(chosen, found, strict=True) if f is not None}
+    texts = {path: read[path] for path in sorted(read)}
+    left_out = len(size) - len(texts)
+    return SideBySide(texts, runs, left_out)
+
+
+def _size(path: str) -> int | None:
+    """Bytes of ``path`` on disk (no fewer than its characters once decoded); ``None`` when it is gone."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def _shingle(result: Result) -> int:

@@ -18,15 +18,20 @@ from typing import Any, TextIO
 from minhashdup._version import __version__
 from minhashdup.analysis.evaluate import Evaluation
 from minhashdup.analysis.regions import SideBySide
-from minhashdup.report import svg
+from minhashdup.report import folders, svg
 from minhashdup.report.evaluation import three_places
 from minhashdup.result import Pair, Result
 
 #: Most rejected candidates drawn (faintly) in the chord diagram.
 MAX_REJECTED = 20_000
+#: More verified pairs than this and the chord diagram joins folders: a chord per pair would be a
+#: solid disc (the four Go releases side by side have 71,696 pairs; the Go tree alone 2,278).
+CHORD_LIMIT = 3_000
 
 
-def render_html(result: Result, stream: TextIO, sources: SideBySide | None = None) -> None:
+def render_html(
+    result: Result, stream: TextIO, sources: SideBySide | None = None, chord_limit: int = CHORD_LIMIT
+) -> None:
     """Write the report page of ``result``.
 
     Args:
@@ -35,31 +40,27 @@ def render_html(result: Result, stream: TextIO, sources: SideBySide | None = Non
         sources: the texts and shared runs of the side-by-side view, computed before
             (:func:`minhashdup.analysis.regions.side_by_side`); without them the page holds
             no file text and no run.
+        chord_limit: with more pairs than this, chords join folders (the page's script draws
+            them and opens a folder on a click) instead of files.
     """
     lay = svg.layout(list(set(result.files) | {p.a for p in result.pairs} | {p.b for p in result.pairs}))
     index = {name: i for i, name in enumerate(lay.files)}
     pairs = [(index[p.a], index[p.b]) for p in result.pairs]
-    rejected = [(index[a], index[b]) for a, b in result.rejected[:MAX_REJECTED] if a in index and b in index]
     low = float(result.params.get("threshold", 0.5))
     colours = [svg.colour(p.jaccard, low) for p in result.pairs]
     left_out = sources.left_out if sources else len({i for p in pairs for i in p})
     data = _data(result, lay.files, pairs, colours, sources)
+    if len(pairs) > chord_limit:
+        data["view"] = folders.folder_view(lay.files)
+        data["gid"] = _group_ids(result, index)
+        chord = _folder_panel(result, data["view"], chord_limit)
+    else:
+        chord = _file_panel(result, lay, pairs, colours, index)
     texts = {str(index[path]): text for path, text in sources.texts.items()} if sources else {}
-    chord = svg.chord_svg(
-        lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], colours, rejected
-    )
     body = [
         _header(result, len(lay.files), left_out),
         '<main><div class="panels">',
-        '<section class="panel wide"><h2>Where the copies sit</h2>',
-        '<p class="muted">Every compared file on the circle in path order, folders marked on the rim; a chord per '
-        "verified pair, coloured by exact Jaccard. Hover for paths, click a file to highlight its pairs, click a chord "
-        "to see the two files side by side.</p>",
         chord,
-        svg.legend_svg(low),
-        f'<label><input type="checkbox" id="show-rejected"> show the {len(rejected)} candidates that failed the exact '
-        "check (dashed)</label>",
-        "</section>",
         _scurve_panel(result),
         "</div>",
         _clusters_table(result),
@@ -70,8 +71,57 @@ def render_html(result: Result, stream: TextIO, sources: SideBySide | None = Non
         f'<script type="application/json" id="data">{_json(data)}</script>',
         f'<script type="application/json" id="sources">{_json(texts)}</script>',
         f"<script>{_asset('report.js')}</script>",
+        f"<script>{_asset('chords.js')}</script>" if "view" in data else "",
     ]
     stream.write(_page("minhashdup report", "".join(body)))
+
+
+def _file_panel(
+    result: Result, lay: svg.Layout, pairs: list[tuple[int, int]], colours: list[str], index: dict[str, int]
+) -> str:
+    """The chord diagram drawn here, a chord per pair."""
+    rejected = [(index[a], index[b]) for a, b in result.rejected[:MAX_REJECTED] if a in index and b in index]
+    chord = svg.chord_svg(
+        lay, [(a, b, p.jaccard) for (a, b), p in zip(pairs, result.pairs, strict=True)], colours, rejected
+    )
+    return (
+        '<section class="panel wide"><h2>Where the copies sit</h2>'
+        f'<p class="muted" id="chord-view">{len(pairs):,} pairs: every compared file on the circle in path order, '
+        "folders marked on the rim; a chord per verified pair, coloured by exact Jaccard. Hover for paths, click a "
+        f"file to highlight its pairs, click a chord to see the two files side by side.</p>{chord}"
+        f"{svg.legend_svg(float(result.params.get('threshold', 0.5)))}"
+        f'<label><input type="checkbox" id="show-rejected"> show the {len(rejected)} candidates that failed the exact '
+        "check (dashed)</label></section>"
+    )
+
+
+def _folder_panel(result: Result, view: dict[str, Any], limit: int) -> str:
+    """The chord diagram by folders: an empty picture that the page's script draws (chords.js),
+    and the sentence that says why."""
+    joined = " (small neighbours under one folder taken together)" if view["fine"] > view["depth"] else ""
+    return (
+        '<section class="panel wide"><h2>Where the copies sit</h2>'
+        f'<p class="muted" id="chord-view">{len(result.pairs):,} pairs, more than the {limit:,} a chord per pair can '
+        f"show: chords join folders, {len(view['arcs'])} arcs on the rim of folders at depth {view['fine']}{joined}, "
+        "in path order. A chord is as wide as its pairs are many (a group of identical files counts once) and "
+        "coloured by their median Jaccard; an arc with pairs inside takes their colour. Click a chord to list its "
+        "pairs, an arc to open it.</p>"
+        '<p class="chord-nav"><button id="chord-up" hidden>up one level</button> <span id="chord-where"></span></p>'
+        # Room around the circle for the labels of folders, longer than a file view's.
+        f'<svg id="chord" class="folders" viewBox="-70 -50 {svg.SIZE + 140} {svg.SIZE + 100}" role="img" '
+        'aria-label="Chord diagram of near-duplicate pairs between folders"><g id="rim"></g><g id="chords"></g></svg>'
+        f"{svg.legend_svg(float(result.params.get('threshold', 0.5)))}</section>"
+    )
+
+
+def _group_ids(result: Result, index: dict[str, int]) -> list[int]:
+    """For each file, 1 + the index of its group of identical files, or 0."""
+    ids = [0] * len(index)
+    for k, group in enumerate(result.groups):
+        for name in group.files:
+            if name in index:
+                ids[index[name]] = k + 1
+    return ids
 
 
 def _v(pair: Pair) -> int:
@@ -161,12 +211,18 @@ def _header(result: Result, files: int, left_out: int) -> str:
         if p.get("completion")
         else ""
     )
-    note = f"; {left_out} paired files without their text" if left_out else ""
+    note = (
+        f'<details id="no-text"><summary>{left_out:,} paired files have no side-by-side text in this page (it '
+        "embeds source up to a size cap); <code>minhashdup compare A B</code> shows any pair side by side.</summary>"
+        '<pre class="names"></pre></details>'
+        if left_out
+        else ""
+    )
     return (
         "<header><h1>Near-duplicate files</h1>"
         f'<p class="summary">{files} files compared, {len(result.pairs)} pairs at Jaccard &ge; '
         f"{float(p.get('threshold', 0.5)):g} in {len(result.clusters)} clusters; {mode}, {s.candidates} candidates"
-        f"{completion}{escape(note)}. minhashdup {escape(__version__)}.</p></header>"
+        f"{completion}. minhashdup {escape(__version__)}.</p>{note}</header>"
     )
 
 
@@ -183,21 +239,25 @@ def _scurve_panel(result: Result) -> str:
     )
     return (
         '<section class="panel"><h2>The S-curve of this setting</h2><p class="muted">Probability that a pair of '
-        "similarity s becomes a candidate, P(s) = 1 - (1 - s<sup>r</sup>)<sup>b</sup>; the dots are the verified pairs "
-        f"at their exact Jaccard.</p>{curve}</section>"
+        "similarity s becomes a candidate, P(s) = 1 - (1 - s<sup>r</sup>)<sup>b</sup>; the bars count the verified "
+        "pairs by exact Jaccard (identical pairs apart, at 1): where they sit on the curve says how surely "
+        f"LSH finds pairs like them.</p>{curve}</section>"
     )
 
 
 def _table(table_id: str, title: str, note: str, columns: list[tuple[str, str]]) -> str:
-    """An empty sortable table: the script fills it from the page's data, a few hundred rows
-    at first (a page of thousands of rows loads slowly) and the rest on request."""
+    """An empty sortable table: the script fills it from the page's data a page of rows at a time
+    (a page of tens of thousands of rows loads slowly), sorting all of them; the chord diagram
+    may narrow it to some rows (``unfilter`` shows them all again)."""
     heads = "".join(
         f'<th data-col="{i}" data-kind="{kind}">{escape(name)}</th>' for i, (name, kind) in enumerate(columns)
     )
     return (
         f'<h2>{escape(title)}</h2><p class="muted">{escape(note)}</p><div class="scroll"><table id="{table_id}">'
         f"<thead><tr>{heads}</tr></thead><tbody></tbody></table></div>"
-        f'<p><button class="more" data-table="{table_id}" hidden></button></p>'
+        f'<p class="pager" data-table="{table_id}"><button data-go="prev">previous</button> '
+        '<span class="where"></span> <button data-go="next">next</button> '
+        '<button data-go="unfilter" hidden>show all rows</button></p>'
     )
 
 

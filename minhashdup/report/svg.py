@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 import numpy as np
@@ -89,14 +88,19 @@ def layout(files: Sequence[str]) -> Layout:
 
 def _relative(names: Sequence[str]) -> list[str]:
     clean = [n.replace("\\", "/").removeprefix("./") for n in names]
-    split = [c.split("/")[:-1] for c in clean]
+    common = common_folders(clean)
+    return ["/".join(c.split("/")[common:]) for c in clean]
+
+
+def common_folders(clean: Sequence[str]) -> int:
+    """How many leading folders all of the ``/``-separated paths ``clean`` share."""
     common = 0
-    if split:
-        for parts in zip(*split, strict=False):
+    if clean:
+        for parts in zip(*(c.split("/")[:-1] for c in clean), strict=False):
             if len(set(parts)) != 1:
                 break
             common += 1
-    return ["/".join(c.split("/")[common:]) for c in clean]
+    return common
 
 
 def _point(theta: float, r: float) -> tuple[float, float]:
@@ -201,11 +205,11 @@ def scurve_svg(
     rows: int,
     bits: int,
     threshold: float,
-    dots: Sequence[float],
+    pairs: Sequence[float],
     measured: Sequence[tuple[float, float, float, int]] = (),
 ) -> str:
-    """P(s) = 1 - (1 - s^r)^b with the verified pairs as dots at their exact J, and, from
-    ``evaluate``, measured recall per bin as ``(low, high, recall, pairs)``."""
+    """P(s) = 1 - (1 - s^r)^b over a histogram of the verified pairs by exact J (``pairs``), and,
+    from ``evaluate``, measured recall per bin as ``(low, high, recall, pairs)``."""
     w, h, m = 520, 320, 44
 
     def sx(s: float) -> float:
@@ -228,6 +232,7 @@ def scurve_svg(
     t = sx(threshold)
     out.append(f'<line class="threshold" x1="{t:.1f}" y1="{sy(0)}" x2="{t:.1f}" y2="{sy(1)}"/>')
     out.append(f'<text x="{t + 4:.1f}" y="{sy(1) + 12}">threshold {threshold:g}</text>')
+    out.extend(_histogram(pairs, sx, sy))
     out.append(f'<polyline class="curve" points="{points}"/>')
     kn = knee(bands, rows)
     pk = float(candidate_probability(kn, bands, rows, bits))
@@ -235,13 +240,6 @@ def scurve_svg(
         f'<circle class="knee" cx="{sx(kn):.1f}" cy="{sy(pk):.1f}" r="4"><title>knee (1/b)^(1/r) = {kn:.3f}</title>'
         "</circle>"
     )
-    counts = sorted(Counter(round(j, 3) for j in dots).items())
-    probs: list[float] = candidate_probability([j for j, _ in counts], bands, rows, bits).tolist() if counts else []
-    for (j, n), p in zip(counts, probs, strict=True):
-        out.append(
-            f'<circle class="dot" cx="{sx(j):.1f}" cy="{sy(p):.1f}" r="2.5"><title>J {j:.3f}: {n} '
-            f"pair{'s' if n != 1 else ''}</title></circle>"
-        )
     for low, high, recall, n in measured:
         mid = (low + high) / 2
         out.append(
@@ -251,3 +249,41 @@ def scurve_svg(
     out.append(f'<text class="caption" x="{w - m}" y="{sy(0) - 8:.1f}" text-anchor="end">{bands} x {rows}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+#: Bins of exact Jaccard in the S-curve panel's histogram, each ``1 / BINS`` wide.
+BINS = 50
+
+
+def _histogram(jaccards: Sequence[float], sx: Callable[[float], float], sy: Callable[[float], float]) -> list[str]:
+    """Bars of the pairs by exact J, ``1 / BINS`` wide, under the curve; the tallest bar of near pairs
+    reaches the top and sets the scale (written top left). Identical pairs (J = 1) have a bar of
+    their own, capped at the top: they often outnumber the rest."""
+    if not jaccards:
+        return []
+    values = np.asarray(jaccards, dtype=np.float64)
+    identical = int(np.count_nonzero(values >= 1.0))
+    near = values[values < 1.0]
+    counts = np.bincount(np.minimum((near * BINS).astype(np.int64), BINS - 1), minlength=BINS)
+    top = int(counts.max()) or identical  # one of them is at least 1
+    out = ['<g id="histogram">']
+    for k, n in enumerate(counts.tolist()):
+        if n:
+            low, high = k / BINS, (k + 1) / BINS
+            out.append(_bar(sx(low), sx(high), sy(n / top), sy(0), f"J {low:.2f}-{high:.2f}", n))
+    if identical:
+        half = 0.5 / BINS
+        out.append(_bar(sx(1 - half), sx(1 + half), sy(min(1.0, identical / top)), sy(0), "J 1 (identical)", identical))
+    lines = ["bars: verified pairs", f"per {1 / BINS:g} of J, tallest {top:,}"]
+    lines += [f"J 1 (identical): {identical:,}"] if identical else []
+    for k, line in enumerate(lines):  # top left, where the curve is low
+        out.append(f'<text class="count" x="{sx(0) + 6:.1f}" y="{sy(1) + 12 + 13 * k:.1f}">{line}</text>')
+    out.append("</g>")
+    return out
+
+
+def _bar(x1: float, x2: float, y: float, bottom: float, label: str, n: int) -> str:
+    return (
+        f'<rect class="bar" x="{x1:.1f}" y="{y:.1f}" width="{max(x2 - x1 - 1, 1):.1f}" height="{bottom - y:.1f}">'
+        f"<title>{label}: {n:,} pair{'s' if n != 1 else ''}</title></rect>"
+    )

@@ -30,7 +30,7 @@
   }
   function hide() { tip.style.display = "none"; }
 
-  if (chord) {
+  if (chord && !data.view) {  // a chord per pair; the folder view is chords.js's
     const chordEls = new Map();
     chord.querySelectorAll("#chords path").forEach(function (el) { chordEls.set(Number(el.dataset.p), el); });
     chord.addEventListener("mouseover", function (ev) {
@@ -64,9 +64,10 @@
     });
   }
 
-  // Tables, filled from the data: the first rows at once, the rest on request; a click on a
-  // header sorts by that column (again: the other way).
-  const FIRST_ROWS = 300, MAX_MEMBERS = 12;
+  // Tables, filled from the data a page of rows at a time (tens of thousands of rows at once
+  // would take seconds to lay out); a click on a header sorts every row by that column (again:
+  // the other way). The chord diagram may narrow a table to some rows, with a caption.
+  const PAGE_ROWS = 200, MAX_MEMBERS = 12;
   function cell(tr, text, numeric, colour) {
     const td = document.createElement("td");
     if (numeric) td.className = "num";
@@ -81,36 +82,58 @@
   }
   function table(id, rows, draw, onClick) {
     const el = document.getElementById(id);
-    if (!el) return;
-    const body = el.tBodies[0], more = document.querySelector('button.more[data-table="' + id + '"]');
-    let limit = FIRST_ROWS;
+    if (!el) return null;
+    const body = el.tBodies[0], pager = document.querySelector('p.pager[data-table="' + id + '"]');
+    const where = pager.querySelector(".where"), go = {};
+    pager.querySelectorAll("button").forEach(function (b) { go[b.dataset.go] = b; });
+    let shown = rows, start = 0, caption = "", order = null;
     function fill() {
       const frag = document.createDocumentFragment();
-      rows.slice(0, limit).forEach(function (row) {
+      shown.slice(start, start + PAGE_ROWS).forEach(function (row) {
         const tr = document.createElement("tr");
         draw(tr, row);
         if (onClick) { tr.dataset.p = row.k; tr.addEventListener("click", function () { onClick(row.k); }); }
         frag.appendChild(tr);
       });
       body.replaceChildren(frag);
-      more.hidden = rows.length <= limit;
-      more.textContent = "show all " + rows.length + " rows";
+      const end = Math.min(start + PAGE_ROWS, shown.length);
+      where.textContent = (caption ? caption + ": " : "") + (shown.length ? (start + 1) + "-" + end : "0") +
+        " of " + shown.length + " rows";
+      go.prev.disabled = start === 0;
+      go.next.disabled = end >= shown.length;
+      go.unfilter.hidden = shown === rows;
     }
-    more.addEventListener("click", function () { limit = rows.length; fill(); });
+    go.prev.addEventListener("click", function () { start = Math.max(0, start - PAGE_ROWS); fill(); });
+    go.next.addEventListener("click", function () { start += PAGE_ROWS; fill(); });
+    go.unfilter.addEventListener("click", function () { shown = rows; caption = ""; start = 0; fill(); });
     el.querySelectorAll("th").forEach(function (th) {
       th.addEventListener("click", function () {
         const col = Number(th.dataset.col), dir = th.dataset.dir === "desc" ? 1 : -1;
         th.dataset.dir = dir === 1 ? "asc" : "desc";
-        rows.sort(function (a, b) {
+        order = function (a, b) {
           const x = a.sort[col], y = b.sort[col];
           return dir * (x < y ? -1 : x > y ? 1 : 0) || a.k - b.k;
-        });
+        };
+        rows.sort(order);
+        if (shown !== rows) shown.sort(order);
+        start = 0;
         fill();
       });
     });
     fill();
+    return {
+      // Only the rows whose k is in ks (in the table's order), under a caption.
+      only: function (ks, text) {
+        const wanted = new Set(ks);
+        shown = rows.filter(function (row) { return wanted.has(row.k); });
+        caption = text;
+        start = 0;
+        fill();
+        el.scrollIntoView({ block: "start" });
+      },
+    };
   }
-  table("pairs", pairs.map(function (p, k) {
+  const pairTable = table("pairs", pairs.map(function (p, k) {
     return { k: k, p: p, sort: [p[2], p[3], files[p[0]], files[p[1]], p[4], p[7]] };
   }), function (tr, row) {
     const p = row.p;
@@ -136,7 +159,8 @@
 
   // Side by side: both files, lines inside shared token runs highlighted.
   const dialog = document.getElementById("sbs");
-  function side(el, fileIndex, ranges) {
+  function quoted(path) { return /^[\w@%+=:,./-]+$/.test(path) ? path : "'" + path.replace(/'/g, "'\\''") + "'"; }
+  function side(el, fileIndex, ranges, other) {
     el.replaceChildren();
     const head = document.createElement("h3");
     head.textContent = files[fileIndex];
@@ -146,7 +170,8 @@
     if (text === undefined) {
       const note = document.createElement("div");
       note.className = "missing";
-      note.textContent = "Source not included in this report (see --html-max-source or the file itself).";
+      note.textContent = "This file's text is not in the report (it embeds source up to a size cap). " +
+        "To see the pair side by side:\n\nminhashdup compare " + quoted(files[fileIndex]) + " " + quoted(files[other]);
       el.appendChild(note);
       return;
     }
@@ -170,8 +195,8 @@
     const p = pairs[k], runs = (data.runs[k] || []);
     document.getElementById("sbs-title").textContent =
       "Jaccard " + fmt(p[2]) + " \u00b7 " + p[4] + " common shingles \u00b7 " + runs.length + " shared runs";
-    side(document.getElementById("sbs-a"), p[0], runs.map(function (r) { return [r[0], r[1]]; }));
-    side(document.getElementById("sbs-b"), p[1], runs.map(function (r) { return [r[2], r[3]]; }));
+    side(document.getElementById("sbs-a"), p[0], runs.map(function (r) { return [r[0], r[1]]; }), p[1]);
+    side(document.getElementById("sbs-b"), p[1], runs.map(function (r) { return [r[2], r[3]]; }), p[0]);
     if (runs.length) {
       const first = runs[0];
       [["sbs-a", first[0]], ["sbs-b", first[2]]].forEach(function (x) {
@@ -183,6 +208,22 @@
   }
   const close = document.getElementById("sbs-close");
   if (close) close.addEventListener("click", function () { dialog.close(); });
+
+  // The paired files without text, named when the reader opens the list.
+  const noText = document.getElementById("no-text");
+  if (noText) noText.querySelector("summary").addEventListener("click", function () {
+    const names = noText.querySelector(".names");
+    if (names.textContent) return;
+    if (sources === null) sources = JSON.parse(document.getElementById("sources").textContent);
+    const paired = new Set();
+    pairs.forEach(function (p) { paired.add(p[0]); paired.add(p[1]); });
+    names.textContent = Array.from(paired).sort(function (a, b) { return a - b; })
+      .filter(function (f) { return sources[f] === undefined; }).map(function (f) { return files[f]; }).join("\n");
+  });
+
+  // What the folder view of the chord diagram (chords.js) uses.
+  window.minhashdup = { data: data, show: show, hide: hide, openPair: openPair,
+    listPairs: function (ks, text) { if (pairTable) pairTable.only(ks, text); } };
 
   // A link to one pair: report.html#pair=12 opens it side by side.
   const wanted = /^#pair=(\d+)$/.exec(window.location.hash);
