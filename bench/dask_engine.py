@@ -19,19 +19,19 @@ projection for 1 M and 40 M files on N workers (see the README for its assumptio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from go_tree import DATA, PeakMemory, _pss, _tree
+from go_tree import DATA, PeakMemory
 
 RELEASES = ("1.21.13", "1.24.11", "1.26.6", "1.27.3")
 SCAN = [sys.executable, "-m", "minhashdup", "scan", "--include", "*.go", "--format", "json", "-q"]
@@ -53,29 +53,6 @@ def fetch_releases() -> Path:
         target.mkdir(parents=True, exist_ok=True)
         subprocess.run(["unzip", "-q", "-o", str(wheel), "go/src/*", "-d", str(target)], check=True)
     return root
-
-
-class Peaks:
-    """Peak PSS of named process trees, sampled together."""
-
-    def __init__(self, roots: dict[str, int]) -> None:
-        self.roots, self.peak = roots, dict.fromkeys(roots, 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> Peaks:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for name, pid in self.roots.items():
-                self.peak[name] = max(self.peak[name], sum(_pss(p) for p in _tree(pid)))
-            time.sleep(0.05)
 
 
 def local(paths: list[str], workers: int, out: Path) -> dict[str, float]:
@@ -109,7 +86,8 @@ def on_dask(paths: list[str], workers: int, out: Path) -> dict[str, float]:
         start = time.perf_counter()
         scan = subprocess.Popen([*SCAN, *paths, "--engine", "dask", "--scheduler", address, "-o", str(out)])
         roots = {"client": scan.pid, "scheduler": scheduler.pid} | {f"w{k}": p.pid for k, p in enumerate(started)}
-        with Peaks(roots) as peaks:
+        with contextlib.ExitStack() as stack:
+            peaks = {name: stack.enter_context(PeakMemory(root=pid)) for name, pid in roots.items()}
             if scan.wait() != 0:
                 raise SystemExit("the Dask scan failed")
         wall = time.perf_counter() - start
@@ -117,8 +95,8 @@ def on_dask(paths: list[str], workers: int, out: Path) -> dict[str, float]:
         for proc in [scheduler, *started]:
             proc.kill()
             proc.wait()
-    worker = max(v for k, v in peaks.peak.items() if k.startswith("w"))
-    return {"wall": wall, "client": peaks.peak["client"], "scheduler": peaks.peak["scheduler"], "worker": worker}
+    worker = max(p.peak for k, p in peaks.items() if k.startswith("w"))
+    return {"wall": wall, "client": peaks["client"].peak, "scheduler": peaks["scheduler"].peak, "worker": worker}
 
 
 def main() -> None:

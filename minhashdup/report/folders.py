@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from minhashdup.report.svg import common_folders, folder_of
+from minhashdup.report.svg import common_folders, folder_of, runs_of
 
 #: The rim starts with about this many arcs: a few dozen a reader can tell apart and read labels of.
 ARCS = 40
@@ -51,22 +51,11 @@ def folder_view(files: Sequence[str], arcs: int = ARCS) -> dict[str, Any]:
     return {"strip": strip, "depth": depth, "fine": fine, "arcs": _arcs(rel, depth, fine, len(rel) / arcs)}
 
 
-def _runs(keys: Sequence[str]) -> list[tuple[str, int, int]]:
-    """Runs of equal neighbours in ``keys``: ``(key, first, last + 1)``."""
-    runs: list[tuple[str, int, int]] = []
-    for i, key in enumerate(keys):
-        if runs and runs[-1][0] == key:
-            runs[-1] = (key, runs[-1][1], i + 1)
-        else:
-            runs.append((key, i, i + 1))
-    return runs
-
-
 def _arcs(rel: Sequence[str], depth: int, fine: int, share: float) -> list[list[Any]]:
     """The folders at level ``fine`` (runs of files), neighbours under one folder at level
     ``depth`` joined into arcs of about ``share`` files each (a larger folder alone)."""
-    units = _runs([folder_of(r, fine) for r in rel])
-    parents = _runs([folder_of(rel[first], depth) for _, first, _ in units])
+    units = runs_of([folder_of(r, fine) for r in rel])
+    parents = runs_of([folder_of(rel[first], depth) for _, first, _ in units])
     out: list[list[Any]] = []
     for _, u1, u2 in parents:
         start, size = units[u1][1], units[u2 - 1][2] - units[u1][1]

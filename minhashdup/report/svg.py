@@ -68,13 +68,7 @@ def layout(files: Sequence[str]) -> Layout:
     depth = 1
     while depth < 6 and len({folder_of(r, depth) for r in rel}) == 1 and any(r.count("/") > depth for r in rel):
         depth += 1
-    keys = [folder_of(r, depth) for r in rel]
-    folders: list[tuple[str, int, int]] = []
-    for i, key in enumerate(keys):
-        if folders and folders[-1][0] == key:
-            folders[-1] = (key, folders[-1][1], i + 1)
-        else:
-            folders.append((key, i, i + 1))
+    folders = runs_of([folder_of(r, depth) for r in rel])
     span = 2 * math.pi - GAP * len(folders)
     step = span / max(1, len(names))
     angle, at = [], 0.0
@@ -287,3 +281,19 @@ def _bar(x1: float, x2: float, y: float, bottom: float, label: str, n: int) -> s
         f'<rect class="bar" x="{x1:.1f}" y="{y:.1f}" width="{max(x2 - x1 - 1, 1):.1f}" height="{bottom - y:.1f}">'
         f"<title>{label}: {n:,} pair{'s' if n != 1 else ''}</title></rect>"
     )
+
+
+def runs_of(keys: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Runs of equal neighbours in ``keys``: ``(key, first, last + 1)``.
+
+    Example:
+        >>> runs_of(["a", "a", "b"])
+        [('a', 0, 2), ('b', 2, 3)]
+    """
+    runs: list[tuple[str, int, int]] = []
+    for i, key in enumerate(keys):
+        if runs and runs[-1][0] == key:
+            runs[-1] = (key, runs[-1][1], i + 1)
+        else:
+            runs.append((key, i, i + 1))
+    return runs
