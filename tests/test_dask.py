@@ -240,6 +240,7 @@ def test_separate_processes_and_a_worker_killed_mid_run(
         pids = watcher.run(os.getpid)
         runner.start()
         victim = _first_holding_a_shard(watcher)
+        below = _descendants(pids[victim])  # its fork server and lexing process
         os.kill(pids[victim], signal.SIGKILL)
         runner.join(timeout=600)
         assert len(watcher.scheduler_info()["workers"]) == 1  # the run ended on the other worker
@@ -247,6 +248,33 @@ def test_separate_processes_and_a_worker_killed_mid_run(
     assert len(local.pairs) > 50
     same(local, out["result"])
     assert started[1].poll() is not None or started[2].poll() is not None  # one worker really died
+    assert below and _gone(below)  # the killed worker's lexing process and fork server ended with it
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        for child in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            kids = [int(c) for c in child.read_text().split()]
+            found += kids
+            todo += kids
+    return found
+
+
+def _gone(pids: list[int], within: float = 30.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(_running(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _running(pid: int) -> bool:
+    try:
+        return b") Z" not in Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
 
 
 def _first_holding_a_shard(client: Client) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
@@ -70,7 +72,7 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ctx.set_forkserver_preload(_PRELOAD)
         _start_fork_server()
     size = max(1, min(workers, usable_cores()))
-    executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_ignore_interrupts)
+    executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),))
     _hold_signals_while_starting(executor)
     _LIVE.add(executor)
     try:
@@ -161,7 +163,7 @@ def _start_fork_server() -> None:
     """Start the fork server (once) with SIGINT blocked.
 
     The fork server passes its signal mask to every worker it forks, so a Ctrl-C that
-    arrives while a worker starts stays pending until :func:`_ignore_interrupts` discards it,
+    arrives while a worker starts stays pending until :func:`_worker_start` discards it,
     instead of printing the worker's traceback.
     """
     from multiprocessing import forkserver  # POSIX only
@@ -177,8 +179,42 @@ def _start_fork_server() -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _ignore_interrupts() -> None:
-    """Initializer of each worker: Ctrl-C is for the main process, which stops the pool."""
+def _worker_start(parent: int) -> None:
+    """Initializer of each worker: Ctrl-C is for the main process, which stops the pool; and the
+    worker ends when ``parent`` (the process that made the pool) is gone. A worker forked by the
+    fork server outlives a parent killed outright (SIGKILL, the OOM killer, a Dask worker killed
+    mid-run): it waits on its queue forever, and keeps the fork server alive with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    threading.Thread(target=_watch, args=(parent,), name="minhashdup-parent-watch", daemon=True).start()
+
+
+#: Seconds between a worker's looks at its parent.
+_WATCH = 1.0
+
+
+def _watch(parent: int) -> None:
+    """End this process once ``parent`` no longer runs (gone, or a zombie not yet reaped)."""
+    while _alive(parent):
+        time.sleep(_WATCH)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: on Linux its /proc entry, not a zombie; elsewhere a signal 0."""
+    if os.path.isdir("/proc/self"):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
