@@ -189,6 +189,20 @@ def test_what_the_dask_engine_cannot_do_is_refused(tmp_path: Path) -> None:
     assert code == ExitCode.USAGE and err.count("\n") == 1 and "tcp://127.0.0.1:9: cannot connect" in err
 
 
+def test_ctrl_c_stops_the_engines_own_cluster_quietly(make_tree: TreeFactory) -> None:
+    root = families(make_tree, copies=40)
+    cmd = [sys.executable, "-m", "minhashdup", "scan", str(root), "--engine", "dask", "-j", "2", "-q"]
+    scan = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_descendants(scan.pid)) < 4 and time.monotonic() < deadline:  # its workers and their lexers
+        time.sleep(0.05)
+    below = _descendants(scan.pid)
+    os.killpg(scan.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+    _, err = scan.communicate(timeout=120)
+    assert scan.returncode == ExitCode.INTERRUPTED and err.decode().strip() == "minhashdup: interrupted"
+    assert len(below) >= 4 and _gone(below)
+
+
 def _free_port() -> int:
     import socket
 

@@ -88,6 +88,7 @@ def connected(config: Config) -> Iterator[Any]:
             dashboard_address=":0",
             scheduler_kwargs={"dashboard": False},
             silence_logs=quiet,
+            preload=["minhashdup.engine.shards"],  # its dask_setup: workers leave Ctrl-C to the client
         ) as cluster,
         Client(cluster) as client,
     ):

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import multiprocessing
 import os
+import signal
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,6 +71,12 @@ class Report:
 
 
 Extracted_ = tuple[Shard, Report]
+
+
+def dask_setup(worker: object) -> None:
+    """Run in each worker process of the engine's own local cluster (a Dask preload): a Ctrl-C
+    at the terminal is the client's to handle (it closes the cluster), not its workers'."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 #: Said when a worker may not start the child process that keeps the lexing deadline.
