@@ -68,6 +68,10 @@ def main() -> None:
         f"get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, fast engine {fast:.2f}; speed-up over "
         f"get_tokens {floor / fast:.2f}x (rounds: {', '.join(f'{r[0] / r[2]:.2f}x' for r in rounds)})"
     )
+    print(
+        f"significant tokens per second: pygments + filter {tokens / filtered:,.0f}, fast engine "
+        f"{tokens / fast:,.0f} ({fast / tokens * 1e6:.2f} us per token)"
+    )
 
 
 def interleaved(

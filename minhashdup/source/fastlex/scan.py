@@ -50,7 +50,10 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
                 if kind == fast_drop:
                     pos = m.end()
                     continue
-            moved = _step(lexer, states, text, pos, stack, keep, at, (m, joined.plans[group] if m else None, group))
+                found = (m, joined.plans[group], group)
+            else:
+                found = (None, None, 0)
+            moved = _step(lexer, states, text, pos, stack, keep, at, found)
         else:
             moved = _step(lexer, states, text, pos, stack, keep, at, None)
         if moved is None:
