@@ -342,3 +342,16 @@ def test_rules_without_groups_match_the_same_text(name: str, data: st.DataObject
 )
 def test_blank_only(pattern: str, blank: bool) -> None:
     assert blank_only(parser.parse(pattern)) is blank
+
+
+def test_bygroups_rules_are_applied_by_the_scan_itself() -> None:
+    from pygments.lexer import bygroups, using
+    from pygments.lexers import GoLexer
+    from pygments.token import Keyword, Text
+
+    from minhashdup.source.fastlex.states import _by_groups
+    from minhashdup.source.significant import KEEP, KEEP_UNLESS_BLANK
+
+    assert _by_groups(bygroups(Keyword, None, Text)) == ((1, KEEP, Keyword), (3, KEEP_UNLESS_BLANK, Text))
+    assert _by_groups(bygroups(Keyword, using(GoLexer))) is None  # a nested lexer: pygments' callback runs
+    assert _by_groups(lambda lexer, m: iter(())) is None

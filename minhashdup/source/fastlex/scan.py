@@ -14,7 +14,7 @@ from pygments.token import Error, _TokenType
 
 from minhashdup.source.fastlex.states import CALLBACK, Plan, States, transition
 from minhashdup.source.patterns import ASCII
-from minhashdup.source.significant import DROP, KEEP, kept
+from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
 #: Records a kept token's offset and type (see :func:`tracker`).
 At = Callable[[int, _TokenType], None]
@@ -28,7 +28,7 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
     """The kept tokens of preprocessed ``text``; ``at`` (if any) is told each one's offset and type."""
     out: list[str] = []
     keep = out.append
-    code_of, ascii_, fast_keep, fast_drop = ord, ASCII, KEEP, DROP  # locals: hot loop
+    code_of, ascii_, fast_keep, fast_drop, unless_blank = ord, ASCII, KEEP, DROP, KEEP_UNLESS_BLANK  # locals
     pos, end = 0, len(text)
     stack = ["root"]
     state = states["root"]
@@ -48,6 +48,14 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
                     pos = m.end()
                     continue
                 if kind == fast_drop:
+                    pos = m.end()
+                    continue
+                if kind == unless_blank:
+                    value = m[group]
+                    if value and not value.isspace():
+                        keep(value)
+                        if at is not None:
+                            at(pos, joined.plans[group].action)
                     pos = m.end()
                     continue
                 found = (m, joined.plans[group], group)
@@ -92,7 +100,9 @@ def _step(
         if at is not None:
             at(pos, Error)
         return pos + 1, stack
-    if plan.kind == CALLBACK:
+    if plan.by_groups is not None:
+        _groups(m, group, plan.by_groups, keep, at)
+    elif plan.kind == CALLBACK:
         _callback(lexer, plan, text, pos, keep, at)
     elif plan.kind != DROP:
         value = m[group]
@@ -112,6 +122,19 @@ def _callback(lexer: Any, plan: Plan, text: str, pos: int, keep: Callable[[str],
             keep(value)
             if at is not None:
                 at(index, ttype)
+
+
+def _groups(
+    m: Any, base: int, groups: tuple[tuple[int, int, _TokenType], ...], keep: Callable[[str], None], at: At | None
+) -> None:
+    """A ``bygroups`` rule's kept tokens (see :func:`.states._by_groups`); the rule's groups
+    are numbered from ``base`` in ``m``."""
+    for i, rule, ttype in groups:
+        value = m[base + i]
+        if value and (rule == KEEP or (rule != DROP and not value.isspace())):
+            keep(value)
+            if at is not None:
+                at(m.start(base + i), ttype)
 
 
 def _first_rule(plans: list[Plan], text: str, pos: int) -> tuple[Any, Plan | None]:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from pygments.token import _TokenType
+from pygments.lexer import bygroups
+from pygments.token import Text, _TokenType
 
 from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
@@ -36,6 +37,7 @@ class Plan:
     action: Any
     new_state: Any
     kind: int
+    by_groups: tuple[tuple[int, int, _TokenType], ...] | None = None  # see _by_groups
 
 
 def _plan(rule: Rule) -> Plan:
@@ -45,19 +47,35 @@ def _plan(rule: Rule) -> Plan:
     elif type(action) is _TokenType:
         kind = verdict(action)
     else:
-        kind = CALLBACK
+        return Plan(rexmatch, action, new_state, CALLBACK, _by_groups(action))
     return Plan(rexmatch, action, new_state, kind)
 
 
+_BYGROUPS = bygroups(Text).__code__  # the code of pygments' bygroups callbacks, this version
+
+
+def _by_groups(action: Any) -> tuple[tuple[int, int, _TokenType], ...] | None:
+    """For a ``bygroups`` callback of token types only: (group, verdict, type) of each group
+    with a type, which the scan applies itself (as the callback would: a group's non-empty
+    text is a token of its type), without the callback's generator and second regex call.
+    ``None`` for any other callback."""
+    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
+        return None
+    types = action.__closure__[0].cell_contents
+    if not isinstance(types, tuple) or not all(t is None or type(t) is _TokenType for t in types):
+        return None
+    return tuple((i, verdict(t), t) for i, t in enumerate(types, start=1) if t is not None)
+
+
 #: The kind of a group whose rule leaves the state as it is and keeps or drops its token by
-#: type alone (the scan's fast path), or ``SLOW``: anything else.
+#: type and text alone (the scan's fast path), or ``SLOW``: anything else.
 SLOW = -1
 
 
 @dataclasses.dataclass(slots=True)
 class Joined:
     """A pattern joining some of a state's rules, the rule of each of its groups, and each
-    group's fast-path kind (``DROP``, ``KEEP`` or :data:`SLOW`)."""
+    group's fast-path kind (``DROP``, ``KEEP``, ``KEEP_UNLESS_BLANK`` or :data:`SLOW`)."""
 
     match: Callable[..., Any]
     plans: list[Plan | None]
@@ -141,7 +159,8 @@ def join(rules: list[Rule], flags: int) -> State:
         parsed = embeddable(text, flags) if text is not None else None
         if text is None or parsed is None:
             return sequential
-        bare = without_groups(text, flags)  # the wrapper's match is the token: inner groups only cost
+        # The wrapper's match is the token: inner groups only cost, but for bygroups rules.
+        bare = without_groups(text, flags) if plan.by_groups is None else None
         text, groups = (text, pattern.groups) if bare is None else (bare, 0)
         chars, nullable = first_chars(parsed, parsed.state.flags)
         blank = blank_only(parsed)
@@ -159,11 +178,12 @@ def compile_joined(plans: list[Plan], sources: list[Source], chosen: list[int], 
     if not chosen:
         return Joined(_NOTHING, [None], [SLOW])
     by_group: list[Plan | None] = [None]
+    fast = [SLOW]
     parts = []
     for i in chosen:
-        source = sources[i]
-        by_group.append(plans[i])
-        by_group.extend([None] * source.groups)
+        plan, source = plans[i], sources[i]
+        by_group += [plan] + [None] * source.groups
+        fast += [_fast_kind(plan, source)] + [SLOW] * source.groups
         parts.append(f"({source.text})")
     try:
         joined = re.compile("|".join(parts), flags)
@@ -171,8 +191,16 @@ def compile_joined(plans: list[Plan], sources: list[Source], chosen: list[int], 
         return None
     if joined.groups != len(by_group) - 1:
         return None
-    fast = [SLOW if p is None or p.new_state is not None or p.kind not in (DROP, KEEP) else p.kind for p in by_group]
     return Joined(joined.match, by_group, fast)
+
+
+def _fast_kind(plan: Plan, source: Source) -> int:
+    """The rule's kind on the scan's fast path (:data:`SLOW`: not there)."""
+    if plan.new_state is not None or plan.kind not in (DROP, KEEP, KEEP_UNLESS_BLANK):
+        return SLOW
+    if plan.kind == KEEP_UNLESS_BLANK and source.blank:
+        return DROP  # a Text rule that matches whitespace only: its text is always dropped
+    return plan.kind
 
 
 def without_groups(source: str, flags: int) -> str | None:
