@@ -5,15 +5,19 @@ regex call per rule. Here each state's rules become one regular expression whose
 alternatives are the rules in order, each wrapped in its own group. Python's regex engine
 tries alternatives left to right and takes the first that matches, which is pygments'
 first-rule-wins, and ``m.lastindex`` (the wrapper group closes last) tells which rule fired.
-Rules whose action is a callback (``bygroups``, ``using``, ...) are matched again with their
-own pattern so the callback gets the match object it expects; state pushes and pops follow
-``RegexLexer.get_tokens_unprocessed`` line for line.
+A ``bygroups`` rule of token types is applied from the same match; other callbacks
+(``using``, ...) are matched again with their own pattern so the callback gets the match
+object it expects; state pushes and pops follow ``RegexLexer.get_tokens_unprocessed`` line
+for line.
 
 A state that cannot be joined exactly (a rule with backreferences, named groups or
 conditionals) is run rule by rule, as pygments does. A lexer that is not a plain RegexLexer
 (ExtendedRegexLexer, a custom ``get_tokens_unprocessed``) is not taken at all: callers fall
 back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
 the token stream is the same.
+
+Modules: :mod:`.states` joins a state's rules (and narrows them by first character),
+:mod:`.scan` is the per-token loop; this one is the entry point.
 """
 
 from __future__ import annotations
