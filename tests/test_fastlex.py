@@ -355,3 +355,11 @@ def test_bygroups_rules_are_applied_by_the_scan_itself() -> None:
     assert _by_groups(bygroups(Keyword, None, Text)) == ((1, KEEP, Keyword), (3, KEEP_UNLESS_BLANK, Text))
     assert _by_groups(bygroups(Keyword, using(GoLexer))) is None  # a nested lexer: pygments' callback runs
     assert _by_groups(lambda lexer, m: iter(())) is None
+
+
+def test_states_with_a_default_rule_are_joined() -> None:
+    # pygments compiles default('#pop') as '' without the lexer's flags: no flag changes what
+    # an empty pattern matches, so the state is still joined into one pattern.
+    engine = FastLexer(_lexer("python"))
+    assert engine.significant_tokens("def f(): pass\n") == ["def", "f", "(", ")", ":", "pass"]
+    assert engine.states["funcname"].joined is not None

@@ -153,7 +153,9 @@ def join(rules: list[Rule], flags: int) -> State:
     sources: list[Source] = []
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
-        if not isinstance(pattern.pattern, str) or own_flags(pattern) != flags & ~re.UNICODE:
+        if not isinstance(pattern.pattern, str):
+            return sequential
+        if pattern.pattern and own_flags(pattern) != flags & ~re.UNICODE:  # "" (pygments' default()): no flag matters
             return sequential
         text = scoped(pattern.pattern)
         parsed = embeddable(text, flags) if text is not None else None
