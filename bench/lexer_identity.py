@@ -7,7 +7,9 @@
 Prints the files whose significant tokens differ (must be 0) and, single process, the
 seconds of pygments' own get_tokens over every file (the floor), of pygments plus
 minhashdup's comment/whitespace filter, and of the fast engine: the three run file by file
-in turn (a shared machine's busy spells then slow all three alike), for --rounds passes.
+in turn (a shared machine's busy spells then slow all three alike), for --rounds passes,
+and the significant tokens per second. With --typed it also compares each token's type and
+line (what normalisation and the side-by-side views use), in one more pass, not timed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.significant import significant_tokens
+from minhashdup.source.significant import significant_tokens, significant_typed_tokens
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for
 from minhashdup.source.walk import Kinds, walk
 
@@ -30,6 +32,9 @@ def main() -> None:
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=3, help="passes over the tree; the median is reported")
+    parser.add_argument(
+        "--typed", action="store_true", help="also compare each token's type and line (one more pass, not timed)"
+    )
     args = parser.parse_args()
     kinds = Kinds(include_generated=True)  # every file, generated ones too
     files = walk(
@@ -68,6 +73,13 @@ def main() -> None:
         f"get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, fast engine {fast:.2f}; speed-up over "
         f"get_tokens {floor / fast:.2f}x (rounds: {', '.join(f'{r[0] / r[2]:.2f}x' for r in rounds)})"
     )
+    if args.typed:
+        typed = typed_differ(items, engines)
+        print(f"files whose token types or lines differ: {len(typed)}" + (f" e.g. {typed[:5]}" if typed else ""))
+    print(
+        f"significant tokens per second: pygments + filter {tokens / filtered:,.0f}, fast engine "
+        f"{tokens / fast:,.0f} ({fast / tokens * 1e6:.2f} us per token)"
+    )
 
 
 def interleaved(
@@ -98,6 +110,20 @@ def interleaved(
         if mine != reference:
             differ.append(path)
     return (floor, filtered, fast), differ, tokens
+
+
+def typed_differ(items: list[tuple[str, Any, str]], engines: dict[type, FastLexer | None]) -> list[str]:
+    """The files whose tokens, with their types and lines, differ between the engines."""
+    differ = []
+    for path, lexer, text in items:
+        engine = engines[type(lexer)]
+        if engine is None:
+            continue
+        typed = list(significant_typed_tokens(lexer, text))
+        want = ([v for _, v, _ in typed], [n for _, _, n in typed], [t for t, _, _ in typed])
+        if engine.significant_tokens_with_lines_and_types(text) != want:
+            differ.append(path)
+    return differ
 
 
 if __name__ == "__main__":

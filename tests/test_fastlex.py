@@ -9,9 +9,14 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.patterns import first_chars
-from minhashdup.source.significant import significant_tokens, significant_tokens_with_lines
-from minhashdup.source.tokens import token_texts, token_texts_with_lines
+from minhashdup.source.fastlex.states import blank_only, without_groups
+from minhashdup.source.patterns import first_chars, parser
+from minhashdup.source.significant import (
+    significant_tokens,
+    significant_tokens_with_lines,
+    significant_tokens_with_types,
+)
+from minhashdup.source.tokens import token_texts, token_texts_with_lines, token_texts_with_types
 
 JUNK = [
     '"',
@@ -233,6 +238,7 @@ def test_fast_engine_tokens_equal_pygments(name: str, data: st.DataObject) -> No
     text += data.draw(st.text(max_size=20), label="tail")  # anything at all: unterminated, stray
     lexer = _lexer(name)
     assert token_texts(lexer, text, "fast") == list(significant_tokens(lexer, text))
+    assert token_texts_with_types(lexer, text, "fast") == significant_tokens_with_types(lexer, text)
     # The lines the side-by-side views use: from the fast engine's offsets, as pygments counts them
     # (\r\n and lone \r included).
     text = text.replace("\n", data.draw(st.sampled_from(["\n", "\r\n", "\r"]), label="newline"))
@@ -262,11 +268,98 @@ def test_fallback_engine_is_pygments() -> None:
 def test_first_characters(pattern: str, starts: str | None, nullable: bool) -> None:
     import re
 
-    from minhashdup.source.patterns import parser  # re._parser on 3.11+, sre_parse on 3.10
-
     parsed = parser.parse(pattern, re.MULTILINE)
     chars, can_be_empty = first_chars(parsed, parsed.state.flags)
     assert (None if chars is None else "".join(sorted(map(chr, chars)))) == (
         None if starts is None else "".join(sorted(starts))
     )
     assert can_be_empty == nullable
+
+
+@pytest.mark.parametrize(
+    ("pattern", "bare"),
+    [
+        (r"//(.*?)$", r"//(?:.*?)$"),
+        (r"\(x\)", r"\(x\)"),  # escaped brackets are text
+        (r"[(]a[)]", r"[(]a[)]"),  # so are brackets in a set
+        (r"[]()](b)", r"[]()](?:b)"),  # a set may start with "]"
+        (r"[^]\](](c)", r"[^]\](](?:c)"),
+        (r"(?i:(rb|br)(\"))", r"(?i:(?:rb|br)(?:\"))"),
+        (r"(?=(a))(?<!b)(?:c)", r"(?=(?:a))(?<!b)(?:c)"),
+        (r"\\(d)", r"\\(?:d)"),  # an escaped backslash, then a group
+    ],
+)
+def test_without_groups_makes_groups_non_capturing(pattern: str, bare: str) -> None:
+    assert without_groups(pattern, 0) == bare
+
+
+@pytest.mark.parametrize("pattern", [r"(?P<n>a)(?P=n)", r"(?#(x)a", "(?x) ( a ) # [", r"(?x:a)"])
+def test_without_groups_refuses_what_it_cannot_read_safely(pattern: str) -> None:
+    assert without_groups(pattern, 0) is None
+
+
+def test_without_groups_refuses_verbose_patterns() -> None:
+    import re
+
+    assert without_groups("(a) # (", re.VERBOSE) is None
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_rules_without_groups_match_the_same_text(name: str, data: st.DataObject) -> None:
+    """Every rule of the lexer, its groups made non-capturing, matches the same span as the
+    rule itself, anywhere in text made of the language's fragments."""
+    import re
+
+    pieces = st.sampled_from(FRAGMENTS[name] + JUNK)
+    text = "".join(data.draw(st.lists(pieces, max_size=12), label="pieces"))
+    lexer = _lexer(name)
+    for rules in type(lexer)._tokens.values():
+        for rexmatch, _, _ in rules:
+            pattern = rexmatch.__self__
+            bare = without_groups(pattern.pattern, pattern.flags)
+            if bare is None:
+                continue
+            other = re.compile(bare, pattern.flags)
+            for pos in range(0, len(text) + 1, 3):
+                want, got = pattern.match(text, pos), other.match(text, pos)
+                assert (got and got.span()) == (want and want.span()), (pattern.pattern, text, pos)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "blank"),
+    [
+        (r"[^\S\n]+", True),
+        (r"\s*$", True),
+        (r"(?=x)[ \t]+", True),
+        (r"\n|\r\n", True),
+        (r"\\\n", False),
+        (r"\s+x", False),
+        (r"[^\s]", False),
+        (r".", False),
+    ],
+)
+def test_blank_only(pattern: str, blank: bool) -> None:
+    assert blank_only(parser.parse(pattern)) is blank
+
+
+def test_bygroups_rules_are_applied_by_the_scan_itself() -> None:
+    from pygments.lexer import bygroups, using
+    from pygments.lexers import GoLexer
+    from pygments.token import Keyword, Text
+
+    from minhashdup.source.fastlex.states import _by_groups
+    from minhashdup.source.significant import KEEP, KEEP_UNLESS_BLANK
+
+    assert _by_groups(bygroups(Keyword, None, Text)) == ((1, KEEP, Keyword), (3, KEEP_UNLESS_BLANK, Text))
+    assert _by_groups(bygroups(Keyword, using(GoLexer))) is None  # a nested lexer: pygments' callback runs
+    assert _by_groups(lambda lexer, m: iter(())) is None
+
+
+def test_states_with_a_default_rule_are_joined() -> None:
+    # pygments compiles default('#pop') as '' without the lexer's flags: no flag changes what
+    # an empty pattern matches, so the state is still joined into one pattern.
+    engine = FastLexer(_lexer("python"))
+    assert engine.significant_tokens("def f(): pass\n") == ["def", "f", "(", ")", ":", "pass"]
+    assert engine.states["funcname"].joined is not None

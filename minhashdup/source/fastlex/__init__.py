@@ -1,0 +1,123 @@
+"""A faster driver for pygments' RegexLexer, built at run time from the lexer's own rules.
+
+Pygments tries the rules of the current state one by one at every position: a Python-level
+regex call per rule. Here each state's rules become one regular expression whose
+alternatives are the rules in order, each wrapped in its own group. Python's regex engine
+tries alternatives left to right and takes the first that matches, which is pygments'
+first-rule-wins, and ``m.lastindex`` (the wrapper group closes last) tells which rule fired.
+A ``bygroups`` rule of token types is applied from the same match; other callbacks
+(``using``, ...) are matched again with their own pattern so the callback gets the match
+object it expects; state pushes and pops follow ``RegexLexer.get_tokens_unprocessed`` line
+for line.
+
+A state that cannot be joined exactly (a rule with backreferences, named groups or
+conditionals) is run rule by rule, as pygments does. A lexer that is not a plain RegexLexer
+(ExtendedRegexLexer, a custom ``get_tokens_unprocessed``) is not taken at all: callers fall
+back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
+the token stream is the same.
+
+Modules: :mod:`.states` joins a state's rules (and narrows them by first character),
+:mod:`.scan` is the per-token loop; this one is the entry point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
+from pygments.token import Keyword, Name, _TokenType
+
+from minhashdup.source.fastlex.scan import scan, tracker
+from minhashdup.source.fastlex.states import Rule, States
+
+__all__ = ["FastLexer", "supported"]
+
+
+def _type_names(lexer: Lexer) -> frozenset[str]:
+    """The names a vetted override retypes from ``Name`` to ``Keyword.Type`` (by the lexer's
+    options, as its loop reads them); empty for a lexer that retypes nothing."""
+    from pygments.lexers.c_cpp import CFamilyLexer
+
+    if not isinstance(lexer, CFamilyLexer):
+        return frozenset()
+    options = (
+        ("stdlibhighlighting", "stdlib_types"),
+        ("c99highlighting", "c99_types"),
+        ("c11highlighting", "c11_atomic_types"),
+        ("platformhighlighting", "linux_types"),
+    )
+    return frozenset(n for on, names in options if getattr(lexer, on, False) for n in getattr(lexer, names, ()))
+
+
+def _vetted_overrides() -> set[type]:
+    # Classes whose get_tokens_unprocessed only wraps RegexLexer's to change token *types*
+    # from Name to Keyword.Type: the texts, and which tokens are comments or whitespace,
+    # stay the same, so the fast stream (before that retyping) drops the same tokens.
+    from pygments.lexers.c_cpp import CFamilyLexer
+
+    return {CFamilyLexer}
+
+
+class FastLexer:
+    """The fast driver for one pygments lexer instance (see the module docstring).
+
+    Raises:
+        TypeError: the lexer is not one this driver reproduces exactly.
+    """
+
+    def __init__(self, lexer: Lexer) -> None:
+        if not supported(type(lexer)):
+            raise TypeError(f"{type(lexer).__name__} is not a plain RegexLexer")
+        self.lexer = lexer
+        tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
+        self.states = States(tokendefs, type(lexer).flags)
+        self.type_names = _type_names(lexer)
+
+    def significant_tokens(self, text: str) -> list[str]:
+        """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
+
+        Per rule the drop decision is made once (comment, whitespace, or whitespace-only
+        text), so a dropped token costs one regex call and no tuple.
+        """
+        return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None)
+
+    def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
+        """:meth:`significant_tokens` and the pygments type of each kept token."""
+        types: list[_TokenType] = []
+        texts = scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types))
+        return texts, self._retyped(texts, types)
+
+    def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
+        """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
+        return self._with_lines(text, None)
+
+    def significant_tokens_with_lines_and_types(self, text: str) -> tuple[list[str], list[int], list[_TokenType]]:
+        """:meth:`significant_tokens_with_lines` and each kept token's pygments type."""
+        types: list[_TokenType] = []
+        texts, lines = self._with_lines(text, types)
+        return texts, lines, self._retyped(texts, types)
+
+    def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
+        """``types`` as the lexer's own loop gives them: a vetted override's names of types
+        (C's ``size_t``) are ``Keyword.Type`` there, and normalisation keeps keywords' text."""
+        if self.type_names:
+            names = self.type_names
+            types[:] = [Keyword.Type if t is Name and v in names else t for v, t in zip(texts, types, strict=True)]
+        return types
+
+    def _with_lines(self, text: str, types: list[_TokenType] | None) -> tuple[list[str], list[int]]:
+        """The kept tokens and the 1-based line of each; with ``types``, their types appended to it."""
+        text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
+        starts: list[int] = []
+        tokens = scan(self.lexer, self.states, text, tracker(starts, types))
+        newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
+        return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
+
+
+def supported(cls: type) -> bool:
+    """True for RegexLexer subclasses whose token loop is RegexLexer's own (or vetted)."""
+    if not issubclass(cls, RegexLexer) or issubclass(cls, ExtendedRegexLexer):
+        return False
+    for klass in cls.__mro__:
+        if "get_tokens_unprocessed" in klass.__dict__:
+            return klass is RegexLexer or klass in _vetted_overrides()
+    return False

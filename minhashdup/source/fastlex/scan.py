@@ -1,0 +1,162 @@
+"""The per-token loop of the fast engine: pygments' ``get_tokens_unprocessed``, joined patterns.
+
+Per token it looks up the pattern narrowed to the first character (:mod:`.states`), makes
+one regex call, and keeps or drops the token by a decision made per rule in advance. State
+changes, callbacks and positions no rule matches follow pygments line for line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pygments.token import Error, _TokenType
+
+from minhashdup.source.fastlex.states import CALLBACK, Plan, States, transition
+from minhashdup.source.patterns import ASCII
+from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
+
+#: Records a kept token's offset and type (see :func:`tracker`).
+At = Callable[[int, _TokenType], None]
+
+
+# The hot loop: names are locals; a token whose rule stays in the state and keeps or drops it
+# by type alone takes the fast path (one regex call, a list lookup, maybe an append); the rest
+# (state changes, callbacks, blank text, no rule matching, a state run rule by rule) is
+# pygments' loop, in :func:`_step`.
+def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
+    """The kept tokens of preprocessed ``text``; ``at`` (if any) is told each one's offset and type."""
+    out: list[str] = []
+    keep = out.append
+    code_of, ascii_, fast_keep, fast_drop, unless_blank = ord, ASCII, KEEP, DROP, KEEP_UNLESS_BLANK  # locals
+    pos, end = 0, len(text)
+    stack = ["root"]
+    state = states["root"]
+    whole, by_char = state.joined, state.by_char  # the state's, looked up on a change of state only
+    while True:
+        if whole is not None and pos < end:
+            code = code_of(text[pos])
+            joined = (by_char[code] or state.for_char(code)) if code < ascii_ else whole
+            m = joined.match(text, pos)
+            if m is not None:
+                group = m.lastindex
+                kind = joined.fast[group]
+                if kind == fast_keep:
+                    keep(m[group])
+                    if at is not None:
+                        at(pos, joined.plans[group].action)
+                    pos = m.end()
+                    continue
+                if kind == fast_drop:
+                    pos = m.end()
+                    continue
+                if kind == unless_blank:
+                    value = m[group]
+                    if value and not value.isspace():
+                        keep(value)
+                        if at is not None:
+                            at(pos, joined.plans[group].action)
+                    pos = m.end()
+                    continue
+                found = (m, joined.plans[group], group)
+            else:
+                found = (None, None, 0)
+            moved = _step(lexer, states, text, pos, stack, keep, at, found)
+        else:
+            moved = _step(lexer, states, text, pos, stack, keep, at, None)
+        if moved is None:
+            return out
+        pos, stack = moved
+        state = states[stack[-1]]
+        whole, by_char = state.joined, state.by_char
+
+
+def _step(
+    lexer: Any,
+    states: States,
+    text: str,
+    pos: int,
+    stack: list[str],
+    keep: Callable[[str], None],
+    at: At | None,
+    found: tuple[Any, Plan | None, int] | None,
+) -> tuple[int, list[str]] | None:
+    """One token at ``pos`` the way pygments' loop takes it (``found``: the joined pattern's
+    match there, its rule and the rule's group; ``None``: try the state's rules one by one).
+
+    Returns:
+        The next position and state stack, or ``None`` at the end of the text.
+    """
+    if found is None:
+        (m, plan), group = _first_rule(states[stack[-1]].sequential, text, pos), 0
+    else:
+        m, plan, group = found
+    if plan is None or m is None:
+        if pos >= len(text):
+            return None
+        if text[pos] == "\n":  # at a line end pygments resets to the root state
+            return pos + 1, ["root"]
+        keep(text[pos])  # an Error token: kept, as pygments yields it
+        if at is not None:
+            at(pos, Error)
+        return pos + 1, stack
+    if plan.by_groups is not None:
+        _groups(m, group, plan.by_groups, keep, at)
+    elif plan.kind == CALLBACK:
+        _callback(lexer, plan, text, pos, keep, at)
+    elif plan.kind != DROP:
+        value = m[group]
+        if plan.kind == KEEP or (value and not value.isspace()):
+            keep(value)
+            if at is not None:
+                at(pos, plan.action)
+    if plan.new_state is not None:
+        stack = transition(stack, plan.new_state)
+    return m.end(), stack
+
+
+def _callback(lexer: Any, plan: Plan, text: str, pos: int, keep: Callable[[str], None], at: At | None) -> None:
+    """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""
+    for index, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
+        if kept(ttype, value):
+            keep(value)
+            if at is not None:
+                at(index, ttype)
+
+
+def _groups(
+    m: Any, base: int, groups: tuple[tuple[int, int, _TokenType], ...], keep: Callable[[str], None], at: At | None
+) -> None:
+    """A ``bygroups`` rule's kept tokens (see :func:`.states._by_groups`); the rule's groups
+    are numbered from ``base`` in ``m``."""
+    for i, rule, ttype in groups:
+        value = m[base + i]
+        if value and (rule == KEEP or (rule != DROP and not value.isspace())):
+            keep(value)
+            if at is not None:
+                at(m.start(base + i), ttype)
+
+
+def _first_rule(plans: list[Plan], text: str, pos: int) -> tuple[Any, Plan | None]:
+    """The match of the first rule that matches at ``pos``, and that rule (pygments' order)."""
+    for candidate in plans:
+        m = candidate.rexmatch(text, pos)
+        if m is not None:
+            return m, candidate
+    return None, None
+
+
+def tracker(starts: list[int] | None, types: list[_TokenType] | None) -> At | None:
+    """What the scan calls for each kept token, when it tracks offsets or types."""
+    if starts is not None and types is not None:
+
+        def both(pos: int, ttype: _TokenType) -> None:
+            starts.append(pos)
+            types.append(ttype)
+
+        return both
+    if starts is not None:
+        return lambda pos, _: starts.append(pos)
+    if types is not None:
+        return lambda _, ttype: types.append(ttype)
+    return None

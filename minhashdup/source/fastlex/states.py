@@ -1,0 +1,311 @@
+"""A lexer state's rules joined into patterns: the whole state, and narrowed by first character.
+
+Each rule becomes an alternative wrapped in its own group, in pygments' order; ``m.lastindex``
+(the wrapper closes last) names the rule that fired. The rule's own groups are made
+non-capturing where that is sure to keep its meaning (:func:`without_groups`): each group
+costs the regex engine marks to save and the match object room, and only a callback rule
+needs them, which matches again with its own pattern. The first characters of each rule (and
+whether it can match empty) narrow the pattern tried at a position.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any, cast
+
+from pygments.lexer import bygroups
+from pygments.token import Text, _TokenType
+
+from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
+from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
+
+Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
+Starts = tuple[set[int] | None, bool]  # ASCII first characters (None: any), and whether it can match empty
+
+CALLBACK = max(DROP, KEEP, KEEP_UNLESS_BLANK) + 1  # a rule whose callback yields the tokens
+_SPACES = {c for c in range(ASCII) if chr(c).isspace()}
+_WARM_UP = 64  # positions starting with a character before its narrowed pattern is compiled
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """One rule, with its drop decision made in advance."""
+
+    rexmatch: Callable[..., Any]
+    action: Any
+    new_state: Any
+    kind: int
+    by_groups: tuple[tuple[int, int, _TokenType], ...] | None = None  # see _by_groups
+
+
+def _plan(rule: Rule) -> Plan:
+    rexmatch, action, new_state = rule
+    if action is None:
+        kind = DROP
+    elif type(action) is _TokenType:
+        kind = verdict(action)
+    else:
+        return Plan(rexmatch, action, new_state, CALLBACK, _by_groups(action))
+    return Plan(rexmatch, action, new_state, kind)
+
+
+_BYGROUPS = bygroups(Text).__code__  # the code of pygments' bygroups callbacks, this version
+
+
+def _by_groups(action: Any) -> tuple[tuple[int, int, _TokenType], ...] | None:
+    """For a ``bygroups`` callback of token types only: (group, verdict, type) of each group
+    with a type, which the scan applies itself (as the callback would: a group's non-empty
+    text is a token of its type), without the callback's generator and second regex call.
+    ``None`` for any other callback."""
+    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
+        return None
+    types = action.__closure__[0].cell_contents
+    if not isinstance(types, tuple) or not all(t is None or type(t) is _TokenType for t in types):
+        return None
+    return tuple((i, verdict(t), t) for i, t in enumerate(types, start=1) if t is not None)
+
+
+#: The kind of a group whose rule leaves the state as it is and keeps or drops its token by
+#: type and text alone (the scan's fast path), or ``SLOW``: anything else.
+SLOW = -1
+
+
+@dataclasses.dataclass(slots=True)
+class Joined:
+    """A pattern joining some of a state's rules, the rule of each of its groups, and each
+    group's fast-path kind (``DROP``, ``KEEP``, ``KEEP_UNLESS_BLANK`` or :data:`SLOW`)."""
+
+    match: Callable[..., Any]
+    plans: list[Plan | None]
+    fast: list[int]
+
+
+_NOTHING = re.compile("(?!)").match  # no rule can start here
+
+
+@dataclasses.dataclass(slots=True)
+class Source:
+    """What joining needs of one rule: its pattern text, its groups and its first characters."""
+
+    text: str
+    groups: int
+    starts: Starts
+    blank: bool  # it matches whitespace only: dropped, whatever its type
+
+
+@dataclasses.dataclass
+class State:
+    """A lexer state: its rules in order, joined (``None``: run rule by rule) and narrowed."""
+
+    sequential: list[Plan]
+    joined: Joined | None
+    by_char: list[Joined | None]  # for each ASCII character, the rules that can start with it
+    sources: list[Source] = dataclasses.field(default_factory=list)
+    flags: int = 0
+    built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
+    seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
+
+    def for_char(self, code: int) -> Joined:
+        """The pattern to try at a position starting with ASCII character ``code``.
+
+        The narrowed pattern is compiled once the state has met that character
+        :data:`_WARM_UP` times; until then the full one serves. Compiling costs milliseconds
+        per pattern: worth it over a tree, not for a handful of tokens.
+        """
+        self.seen[code] += 1
+        if self.seen[code] < _WARM_UP:
+            assert self.joined is not None
+            return self.joined
+        chosen = tuple(
+            i
+            for i, source in enumerate(self.sources)
+            if source.starts[0] is None or source.starts[1] or code in source.starts[0]
+        )
+        found = self.built.get(chosen)
+        if found is None:
+            found = compile_joined(self.sequential, self.sources, list(chosen), self.flags) or self.joined
+            assert found is not None
+            self.built[chosen] = found
+        self.by_char[code] = found
+        return found
+
+
+class States(dict[str, State]):
+    """A lexer's states, each joined the first time the lexer enters it (most files enter
+    few of a big lexer's states, and joining means parsing and compiling its rules)."""
+
+    def __init__(self, tokendefs: dict[str, list[Rule]], flags: int) -> None:
+        super().__init__()
+        self.tokendefs, self.flags = tokendefs, flags
+
+    def __missing__(self, name: str) -> State:
+        state = join(self.tokendefs[name], self.flags)
+        self[name] = state
+        return state
+
+
+def join(rules: list[Rule], flags: int) -> State:
+    """One pattern for a state's rules, or ``joined=None`` when that would not be exact."""
+    plans = [_plan(rule) for rule in rules]
+    sequential = State(plans, None, [])
+    sources: list[Source] = []
+    for plan in plans:
+        pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
+        if not isinstance(pattern.pattern, str):
+            return sequential
+        if pattern.pattern and own_flags(pattern) != flags & ~re.UNICODE:  # "" (pygments' default()): no flag matters
+            return sequential
+        text = scoped(pattern.pattern)
+        parsed = embeddable(text, flags) if text is not None else None
+        if text is None or parsed is None:
+            return sequential
+        # The wrapper's match is the token: inner groups only cost, but for bygroups rules.
+        bare = without_groups(text, flags) if plan.by_groups is None else None
+        text, groups = (text, pattern.groups) if bare is None else (bare, 0)
+        chars, nullable = first_chars(parsed, parsed.state.flags)
+        blank = blank_only(parsed)
+        if blank:  # whitespace only: it starts with a space (first_chars gives up on [^\S\n])
+            chars = _SPACES if chars is None else chars & _SPACES
+        sources.append(Source(text, groups, (chars, nullable), blank))
+    everything = compile_joined(plans, sources, list(range(len(plans))), flags)
+    if everything is None:
+        return sequential
+    return State(plans, everything, [None] * ASCII, sources, flags)
+
+
+def compile_joined(plans: list[Plan], sources: list[Source], chosen: list[int], flags: int) -> Joined | None:
+    """Join the chosen rules, in order, each in a wrapper group; ``None`` if that fails."""
+    if not chosen:
+        return Joined(_NOTHING, [None], [SLOW])
+    by_group: list[Plan | None] = [None]
+    fast = [SLOW]
+    parts = []
+    for i in chosen:
+        plan, source = plans[i], sources[i]
+        by_group += [plan] + [None] * source.groups
+        fast += [_fast_kind(plan, source)] + [SLOW] * source.groups
+        parts.append(f"({source.text})")
+    try:
+        joined = re.compile("|".join(parts), flags)
+    except re.error:
+        return None
+    if joined.groups != len(by_group) - 1:
+        return None
+    return Joined(joined.match, by_group, fast)
+
+
+def _fast_kind(plan: Plan, source: Source) -> int:
+    """The rule's kind on the scan's fast path (:data:`SLOW`: not there)."""
+    if plan.new_state is not None or plan.kind not in (DROP, KEEP, KEEP_UNLESS_BLANK):
+        return SLOW
+    if plan.kind == KEEP_UNLESS_BLANK and source.blank:
+        return DROP  # a Text rule that matches whitespace only: its text is always dropped
+    return plan.kind
+
+
+def without_groups(source: str, flags: int) -> str | None:
+    """``source`` with each capturing group made non-capturing, or ``None`` where unsure.
+
+    Example:
+        >>> without_groups(r"//(.*?)$|[(]\\(", 0)
+        '//(?:.*?)$|[(]\\\\('
+    """
+    if flags & re.VERBOSE or "(?#" in source or "(?x" in source or "(?P" in source:
+        return None  # comments and verbose spacing could hide brackets
+    out, i = [], 0
+    while i < len(source):
+        c = source[i]
+        if c == "\\":
+            out.append(source[i : i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            j += source.startswith("^", j)
+            j += source.startswith("]", j)
+            while j < len(source) and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            out.append(source[i : j + 1])
+            i = j + 1
+            continue
+        out.append("(?:" if c == "(" and not source.startswith("?", i + 1) else c)
+        i += 1
+    text = "".join(out)
+    try:
+        return text if re.compile(text, flags).groups == 0 else None
+    except re.error:
+        return None
+
+
+def blank_only(items: Any) -> bool:
+    """Whether a parsed pattern can match whitespace only (zero-width parts allowed), so that
+    a ``Text`` rule's tokens are always blank, hence dropped.
+
+    Example:
+        >>> from minhashdup.source.patterns import parser
+        >>> [blank_only(parser.parse(p)) for p in (r"[^\\S\\n]+", r"\\s*$", r"\\\\\\n", " |x")]
+        [True, True, False, False]
+    """
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            ok = chr(arg).isspace()
+        elif name == "IN":
+            ok = _blank_set(arg)
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            ok = True  # zero-width: consumes nothing
+        elif name == "SUBPATTERN":
+            ok = blank_only(arg[3])
+        elif name == "ATOMIC_GROUP":
+            ok = blank_only(arg)
+        elif name == "BRANCH":
+            ok = all(blank_only(branch) for branch in arg[1])
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            ok = blank_only(arg[2])
+        else:
+            ok = False  # any character, a negated literal, a group reference, ...
+        if not ok:
+            return False
+    return True
+
+
+def _blank_set(items: Any) -> bool:
+    """Whether a parsed character set holds whitespace only."""
+    names = [(str(op), arg) for op, arg in items]
+    if names and names[0][0] == "NEGATE":  # everything but a set that holds every non-space
+        return any(op == "CATEGORY" and str(arg).endswith("NOT_SPACE") for op, arg in names[1:])
+    for op, arg in names:
+        if op == "LITERAL":
+            ok = chr(arg).isspace()
+        elif op == "RANGE":
+            ok = arg[1] - arg[0] < 64 and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1))
+        else:
+            ok = op == "CATEGORY" and str(arg).endswith("_SPACE") and not str(arg).endswith("NOT_SPACE")
+        if not ok:
+            return False
+    return True
+
+
+def transition(stack: list[str], new_state: Any) -> list[str]:
+    """The state stack after a rule's ``new_state``, exactly as pygments changes it."""
+    if isinstance(new_state, tuple):
+        for name in new_state:
+            if name == "#pop":
+                if len(stack) > 1:
+                    stack.pop()
+            elif name == "#push":
+                stack.append(stack[-1])
+            else:
+                stack.append(name)
+    elif isinstance(new_state, int):
+        if abs(new_state) >= len(stack):
+            del stack[1:]
+        else:
+            del stack[new_state:]
+    elif new_state == "#push":
+        stack.append(stack[-1])
+    else:  # pragma: no cover - pygments asserts the same
+        raise AssertionError(f"wrong state def: {new_state!r}")
+    return stack
