@@ -140,15 +140,32 @@ def test_a_dataset_gives_the_tree_scan_on_dask(make_tree: TreeFactory, tmp_path:
 
 
 def test_a_path_repeated_in_a_later_file_of_the_dataset_is_a_duplicate(tmp_path: Path, cluster: str) -> None:
-    text = render_go(go_file(random.Random(3), 8))
-    for k in range(2):
-        table = pa.table({"path": ["x/a.go", f"x/b{k}.go"], "content": [text, text]})
+    """One reader sees every row on the local engine; each Parquet file is read by its own task on
+    Dask: a path claimed by a row of an earlier file (even one whose content is null or too large)
+    makes a later row a duplicate-path skip, in row order, whatever the later row holds."""
+    rng = random.Random(3)
+    text, other, big = render_go(go_file(rng, 8)), render_go(go_file(rng, 8)), render_go(go_file(rng, 30))
+    files = [
+        [("x/a.go", None), ("x/b.go", text), ("x/c.go", big), ("x/d.go", other)],
+        [("x/a.go", text), ("x/e.go", None), ("x/c.go", text), ("x/d.go", other), ("x/f.go", other)],
+    ]
+    for k, rows in enumerate(files):
+        table = pa.table({"path": [p for p, _ in rows], "content": pa.array([c for _, c in rows], pa.string())})
         (tmp_path / "d").mkdir(exist_ok=True)
         pq.write_table(table, tmp_path / "d" / f"p{k}.parquet")
-    local = minhashdup.scan(Dataset(str(tmp_path / "d")), Config(jobs=1))
-    on_dask = minhashdup.scan(Dataset(str(tmp_path / "d")), Config(engine="dask", scheduler=cluster))
+    config = {"max_size": len(big.encode()) - 1}
+    local = minhashdup.scan(Dataset(str(tmp_path / "d")), Config(jobs=1, **config))
+    on_dask = minhashdup.scan(Dataset(str(tmp_path / "d")), Config(engine="dask", scheduler=cluster, **config))
     same(local, on_dask)
-    assert [(s.path, s.reason.value) for s in on_dask.skips] == [("x/a.go", "duplicate-path")]
+    assert [(s.path, s.reason.value) for s in on_dask.skips] == [
+        ("x/a.go", "unreadable"),
+        ("x/c.go", "too-large"),
+        ("x/a.go", "duplicate-path"),
+        ("x/e.go", "unreadable"),
+        ("x/c.go", "duplicate-path"),
+        ("x/d.go", "duplicate-path"),
+    ]
+    assert [(p.a, p.b) for p in on_dask.pairs] == [("x/d.go", "x/f.go")]
 
 
 def test_the_engine_starts_its_own_local_cluster_from_the_command_line(tmp_path: Path) -> None:
@@ -177,16 +194,19 @@ def test_daemonic_workers_are_warned_of(make_tree: TreeFactory) -> None:
     assert [dataclasses.astuple(p) for p in local.pairs] == [dataclasses.astuple(p) for p in on_dask.pairs]
 
 
-def test_what_the_dask_engine_cannot_do_is_refused(tmp_path: Path) -> None:
-    for options in ({"exact": True}, {"max_df": 0.5}):
-        with pytest.raises(ConfigError, match="not available with --engine dask"):
+def test_what_the_dask_engine_cannot_do_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from minhashdup.engine import cluster as clusters
+
+    monkeypatch.setattr(clusters, "CONNECT", 4.0)  # a refused port: tried again for 0.8 x CONNECT
+    for options in ({"exact": True}, {"max_df": 0.5}, {"cache_dir": str(tmp_path / "cache")}):
+        with pytest.raises(ConfigError, match=r"not available with --engine dask|not used by --engine dask"):
             minhashdup.scan(EXAMPLES, Config(engine="dask", **options))
     code, _, err = run("scan", EXAMPLES, "--engine", "dask", "--exact")
     assert code == ExitCode.USAGE and "--exact is not available with --engine dask" in err
     code, _, err = run("scan", EXAMPLES, "--scheduler", "tcp://127.0.0.1:9")
     assert code == ExitCode.USAGE and "--scheduler needs --engine dask" in err
     code, _, err = run("scan", EXAMPLES, "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9")
-    assert code == ExitCode.USAGE and err.count("\n") == 1 and "tcp://127.0.0.1:9: cannot connect" in err
+    assert code == ExitCode.USAGE and err.count("\n") == 1 and "tcp://127.0.0.1:9: cannot connect (" in err
 
 
 def test_ctrl_c_stops_the_engines_own_cluster_quietly(make_tree: TreeFactory) -> None:
@@ -201,6 +221,41 @@ def test_ctrl_c_stops_the_engines_own_cluster_quietly(make_tree: TreeFactory) ->
     _, err = scan.communicate(timeout=120)
     assert scan.returncode == ExitCode.INTERRUPTED and err.decode().strip() == "minhashdup: interrupted"
     assert len(below) >= 4 and _gone(below)
+
+
+def test_a_server_that_is_not_a_scheduler_is_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def banner() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n" * 64)
+                time.sleep(2)
+
+        threading.Thread(target=banner, daemon=True).start()
+        code, _, err = run("scan", EXAMPLES, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}")
+    assert code == ExitCode.USAGE and err.count("\n") == 1
+    assert f"--scheduler tcp://127.0.0.1:{port}: cannot connect" in err and "is it a Dask scheduler?" in err
+
+
+def test_a_scheduler_without_workers_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from minhashdup.engine import cluster as clusters
+    from minhashdup.errors import ClusterError
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    scheduler = _started(["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1]])
+    try:
+        monkeypatch.setattr(clusters, "FIRST_WORKER", 2.0)
+        with pytest.raises(ClusterError, match="no worker joined within 2 s"):
+            minhashdup.scan(EXAMPLES, Config(engine="dask", scheduler=address))
+    finally:
+        scheduler.kill()
+        scheduler.wait()
 
 
 def _free_port() -> int:

@@ -21,9 +21,7 @@ pairs, never with the shingles. Tasks are retried when their worker dies
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -38,9 +36,10 @@ from minhashdup.core.runs import code_pairs, distinct, runs
 from minhashdup.core.signature import Family
 from minhashdup.engine import shards
 from minhashdup.engine.base import ProgressFactory, Walked
+from minhashdup.engine.cluster import connected, finished
 from minhashdup.engine.stages import Compared, pairs_of
 from minhashdup.engine.workers import Recipe
-from minhashdup.errors import ClusterError, ConfigError
+from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
 from minhashdup.source.walk import FileEntry, Kinds
@@ -51,48 +50,6 @@ RETRIES = 3
 BATCH_FILES, BATCH_BYTES = 256, 16 * 1024 * 1024
 #: Pairs of one exact-check task.
 BLOCK_PAIRS = 200_000
-INSTALL = "pip install 'minhashdup[dask]'"
-
-
-@contextlib.contextmanager
-def connected(config: Config) -> Iterator[Any]:
-    """A ``distributed.Client`` of ``config.scheduler``, or of a local cluster of ``config.workers``
-    processes (one thread each) when there is none.
-
-    Raises:
-        ConfigError: Dask is not installed.
-        ClusterError: the scheduler cannot be reached.
-    """
-    try:
-        import dask
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError("{0} dask needs Dask: " + INSTALL, "engine") from None
-    # A worker lexes in a child process of its own (the deadline is the main thread's): Dask's
-    # workers must be allowed children. Set for the process: a worker restarted later reads it too.
-    dask.config.set({"distributed.worker.daemon": False})
-    if config.scheduler:
-        try:
-            client = Client(config.scheduler, timeout="20s")
-        except (OSError, TimeoutError, ValueError) as err:
-            raise ClusterError(f"--scheduler {config.scheduler}: cannot connect ({_line(err)})") from None
-        with client:
-            yield client
-        return
-    quiet = logging.ERROR
-    with (
-        LocalCluster(
-            n_workers=config.workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            scheduler_kwargs={"dashboard": False},
-            silence_logs=quiet,
-            preload=["minhashdup.engine.shards"],  # its dask_setup: workers leave Ctrl-C to the client
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
 
 
 def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None = None) -> Result:
@@ -199,7 +156,7 @@ class DaskReps:
             config.max_bucket,
             meta=pd.DataFrame(columns=list(shards.BUCKET_COLUMNS)).astype(shards.BUCKET_COLUMNS),
         )
-        out = self.client.compute(found, retries=RETRIES).result()
+        (out,) = finished(self.client, [self.client.compute(found, retries=RETRIES)])
         codes = out["code"].to_numpy()
         over = out[codes < 0].sort_values(["band", "key"])
         oversize = [
@@ -240,7 +197,7 @@ class DaskReps:
                 futures.append(
                     self.client.submit(task, self.tasks[left], self.tasks[right], ids[chosen], arg, retries=RETRIES)
                 )
-        for chosen, got in zip(rows, _results(self.client, futures), strict=True):
+        for chosen, got in zip(rows, finished(self.client, futures), strict=True):
             for column, values in zip(out, got if width > 1 else (got,), strict=True):
                 column[chosen] = values
         return out
@@ -250,6 +207,8 @@ def _refuse(config: Config) -> None:
     """What the Dask engine does not do yet, refused rather than done otherwise."""
     if config.exact:
         raise ConfigError("{0} is not available with --engine dask yet (its prefix index is global)" + _LOCAL, "exact")
+    if config.cache_dir is not None:
+        raise ConfigError("{0} is not used by --engine dask (its workers keep no cache)" + _LOCAL, "cache_dir")
     if config.max_df is not None:
         raise ConfigError("{0} is not available with --engine dask yet (it counts every shingle)" + _LOCAL, "max_df")
 
@@ -280,36 +239,14 @@ def _batches(files: Sequence[FileEntry]) -> Iterator[tuple[int, list[FileEntry]]
 def _gathered(client: Any, tasks: list[Any], sizes: list[int], progress: ProgressFactory | None) -> list[shards.Report]:
     """The :class:`~.shards.Report` of each extraction task, in order, with a ``lexing`` bar
     over the files (``sizes``: each task's) as the tasks finish."""
-    from distributed import as_completed
-
     futures = [client.submit(shards.report_of, t, retries=RETRIES) for t in tasks]
     index = {f.key: k for k, f in enumerate(futures)}
-    got: list[shards.Report | None] = [None] * len(futures)
     bar = progress("lexing", sum(sizes)) if progress else None
     try:
-        for future, report in _checked(as_completed(futures, with_results=True, raise_errors=False)):
-            got[index[future.key]] = report
-            if bar is not None:
-                bar.update(sizes[index[future.key]])
+        return finished(client, futures, None if bar is None else lambda f: bar.update(sizes[index[f.key]]))
     finally:
         if bar is not None:
             bar.close()
-    return [r for r in got if r is not None]
-
-
-def _checked(done: Any) -> Iterator[tuple[Any, Any]]:
-    """``(future, result)`` pairs; a task that failed past its retries stops the run."""
-    for future, result in done:
-        if future.status == "error":
-            raise ClusterError(f"a task failed on the cluster ({_line(future.exception())})")
-        yield future, result
-
-
-def _results(client: Any, futures: list[Any]) -> list[Any]:
-    try:
-        return list(client.gather(futures))
-    except Exception as err:  # a task past its retries, a lost scheduler
-        raise ClusterError(f"a task failed on the cluster ({_line(err)})") from None
 
 
 def _warned(reports: list[shards.Report]) -> list[str]:
@@ -318,22 +255,28 @@ def _warned(reports: list[shards.Report]) -> list[str]:
 
 
 def _rows_read(firsts: list[int], reports: list[shards.Report]) -> tuple[list[_Batch], list[Skip]]:
-    """The batches of a dataset's files read on the workers, in dataset order, and the rows they
-    skipped as they read them; a path that an earlier file had is a ``duplicate-path`` skip (as on
-    the local engine, where one reader sees every row: here the order among a file's skips may
-    differ, and such a row was lexed before it is left out)."""
+    """The batches of a dataset's files read on the workers, in dataset order, and the rows
+    skipped as they were read, in row order: a row whose path an earlier row claimed (in any
+    file) is a ``duplicate-path`` skip, whatever its content, as on the local engine where one
+    reader sees every row (such a file, lexed on its worker already, is left out)."""
     batches: list[_Batch] = []
     skips: list[Skip] = []
     seen: dict[str, str] = {}
     for first, report in zip(firsts, reports, strict=True):
-        skips += report.read_skips
         dropped = set()
-        for k, (path, row) in enumerate(zip(report.paths, report.rows, strict=True)):
-            earlier = seen.setdefault(path, row)
+        for is_file, k, claim, row in report.events:
+            earlier = seen.setdefault(claim, row) if claim is not None else row
             if earlier != row:
-                detail = f"the path of an earlier row ({earlier}), which is the one scanned"
-                skips.append(Skip(path, SkipReason.DUPLICATE, detail))
-                dropped.add(k)
+                path = report.paths[k] if is_file else report.read_skips[k].path
+                skips.append(
+                    Skip(
+                        path, SkipReason.DUPLICATE, f"the path of an earlier row ({earlier}), which is the one scanned"
+                    )
+                )
+                if is_file:
+                    dropped.add(k)
+            elif not is_file:
+                skips.append(report.read_skips[k])
         batches.append(_Batch(first, report.paths, report.vendored, report, frozenset(dropped)))
     return batches, skips
 
@@ -353,7 +296,7 @@ def _compared(
         report, out = batch.report, batch.dropped
         stats.files_walked += len(batch.paths) - len(out)
         cpu += report.cpu
-        stats.not_utf8 += report.not_utf8
+        stats.not_utf8 += sum(k not in out for k in report.not_utf8)
         skips += [Skip(batch.paths[k], reason, detail) for k, reason, detail in report.skips if k not in out]
         mine = np.array([k not in out for k in report.kept.tolist()], dtype=bool)
         kept = report.kept[mine]
@@ -388,8 +331,3 @@ def _verbatim(result: Result, reps: DaskReps, ids: IntArray, seen: Compared, con
         dataclasses.replace(p, jaccard_verbatim=float(j)) for p, j in zip(result.pairs, jac.tolist(), strict=True)
     ]
     return dataclasses.replace(result, pairs=listed)
-
-
-def _line(err: BaseException | None) -> str:
-    text = f"{type(err).__name__}: {err}" if err is not None else "unknown"
-    return text.splitlines()[0][:200] if text else "unknown"

@@ -52,21 +52,21 @@ class Report:
     and a 16-byte digest of each one's set (``sizes``, ``keys``: identical sets, identical keys)
     and its tokens, the other files' skips ``(index, reason, detail)``, the files
     not UTF-8, the CPU seconds by stage and the warnings. A batch read from a Parquet file on the
-    worker also gives every file's path, vendored mark and row, the rows it skipped as it read
-    them, and the seconds spent reading."""
+    worker also gives every file's path and vendored mark, the rows it skipped as it read them,
+    each row's :attr:`~minhashdup.source.parquet.Part.events`, and the seconds spent reading."""
 
     kept: IntArray
     sizes: IntArray
     keys: npt.NDArray[np.bytes_]
     skips: list[tuple[int, SkipReason, str]]
     tokens: IntArray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))  # of each kept file
-    not_utf8: int = 0
+    not_utf8: list[int] = dataclasses.field(default_factory=list)  # indices of the files not UTF-8
     cpu: FloatArray = dataclasses.field(default_factory=lambda: np.zeros(4))
     warnings: list[str] = dataclasses.field(default_factory=list)
     paths: list[str] = dataclasses.field(default_factory=list)
     vendored: list[bool] = dataclasses.field(default_factory=list)
-    rows: list[str] = dataclasses.field(default_factory=list)
     read_skips: list[Skip] = dataclasses.field(default_factory=list)
+    events: list[tuple[bool, int, str | None, str]] = dataclasses.field(default_factory=list)  # Part.events
     seconds: float = 0.0
 
 
@@ -108,7 +108,8 @@ def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolat
     for k, (entry, got) in enumerate(zip(files, items, strict=True)):
         assert got is not None
         report.cpu += got.cpu
-        report.not_utf8 += got.not_utf8
+        if got.not_utf8:
+            report.not_utf8.append(k)
         item = screened(got, os.path.basename(entry.real), entry.check_generated, entry.data_ok)
         if item.skip is not None or item.signature is None:
             report.skips.append((k, item.skip or SkipReason.LEX_ERROR, item.detail))
@@ -145,12 +146,15 @@ def read_shard(
         whole.kept = np.r_[whole.kept, report.kept + done]
         whole.sizes, whole.keys = np.r_[whole.sizes, report.sizes], np.r_[whole.keys, report.keys]
         whole.skips += [(k + done, reason, detail) for k, reason, detail in report.skips]
-        whole.tokens, whole.not_utf8 = np.r_[whole.tokens, report.tokens], whole.not_utf8 + report.not_utf8
+        whole.tokens = np.r_[whole.tokens, report.tokens]
+        whole.not_utf8 += [k + done for k in report.not_utf8]
         whole.cpu += report.cpu
         whole.warnings += report.warnings
+        whole.events += [
+            (file, k + (done if file else len(whole.read_skips)), claim, row) for file, k, claim, row in part.events
+        ]
         whole.paths += [f.path for f in part.files]
         whole.vendored += [f.vendored for f in part.files]
-        whole.rows += part.rows
         whole.read_skips += part.skips
         whole.seconds += part.seconds
     shards = [p[0] for p in pieces]

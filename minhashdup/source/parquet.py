@@ -76,6 +76,11 @@ class Part(NamedTuple):
     skips: list[Skip]
     seconds: float
     rows: Sequence[str] = ()  # the row of each file, as skips name rows ("data.parquet[12]")
+    #: Each row in order: ``(is a file, its index in files or skips, the path it claimed or None,
+    #: its row)``. A row claims its path once the path's rules let it in (before its content is
+    #: looked at): a later row with that path is a ``duplicate-path``. For whoever reads a
+    #: dataset's files apart (the Dask engine) and finds the repeats across them.
+    events: Sequence[tuple[bool, int, str | None, str]] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +150,7 @@ def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -
     files: list[FileEntry] = []
     skips: list[Skip] = []
     labels: list[str] = []
+    events: list[tuple[bool, int, str | None, str]] = []
     held, start = 0, time.perf_counter()
     for shown, first, paths, contents in _batches(opened):
         for k, (path, content) in enumerate(zip(paths, contents, strict=True)):
@@ -152,16 +158,18 @@ def read_parts(opened: Opened, filters: Filters, only: set[str] | None = None) -
             got = rows.entry(label, path, content)
             if isinstance(got, Skip):
                 if only is None:
+                    events.append((False, len(skips), rows.claim, label))
                     skips.append(got)
             elif only is None or got.path in only:
+                events.append((True, len(files), rows.claim, label))
                 files.append(got)
                 labels.append(label)
                 held += got.size
         if held >= PART_BYTES:
-            yield Part(files, skips, time.perf_counter() - start, labels)
-            files, skips, labels, held = [], [], [], 0
+            yield Part(files, skips, time.perf_counter() - start, labels, events)
+            files, skips, labels, events, held = [], [], [], [], 0
             start = time.perf_counter()
-    yield Part(files, skips, time.perf_counter() - start, labels)
+    yield Part(files, skips, time.perf_counter() - start, labels, events)
 
 
 class _Rows:
@@ -171,8 +179,10 @@ class _Rows:
         self.dataset, self.filters = dataset, filters
         self.rules = Rules(compile_globs(filters.include, "--include"), compile_globs(filters.exclude, "--exclude"), ())
         self.seen: dict[str, str] = {}  # path -> the row that had it first
+        self.claim: str | None = None  # the path the last row claimed, if it got that far
 
     def entry(self, row: str, path: str | bytes | None, content: str | bytes | None) -> ReadEntry | Skip:
+        self.claim = None
         if isinstance(path, bytes):
             path = path.decode("utf-8", "surrogateescape")
         if not path:
@@ -182,6 +192,7 @@ class _Rows:
         kind = self._kind(path, name, rel)
         if isinstance(kind, Skip):
             return kind
+        self.claim = path
         first = self.seen.setdefault(path, row)
         if first != row:
             return Skip(path, SkipReason.DUPLICATE, f"the path of an earlier row ({first}), which is the one scanned")
