@@ -9,16 +9,20 @@ whitespace dropped) is decided in :mod:`.significant`, the same way by both engi
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import io
 import os
 import re
+from collections.abc import Iterator
 
 from identify.identify import parse_shebang, tags_from_interpreter
 from pygments.lexer import Lexer
-from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
+from pygments.lexers import find_lexer_class, find_lexer_class_for_filename, get_lexer_by_name
+from pygments.lexers._mapping import LEXERS
 from pygments.lexers.special import TextLexer
 from pygments.modeline import get_filetype_from_buffer
+from pygments.plugin import find_plugin_lexers
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
@@ -79,14 +83,85 @@ def lexer_for(filename: str, text: str) -> Lexer:
         >>> lexer_for("build", "#!/usr/bin/env python3\\nprint(1)\\n").name
         'Python'
     """
-    cls = find_lexer_class_for_filename(filename, text)
-    if cls is None:
-        cls = declared_lexer(text)
-    if cls is TextLexer:
-        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    cls = lexer_class_for_filename(filename, text) or declared_lexer(text)
     if cls is None:
         raise NoLexerError("no pygments lexer for this file name, and no shebang or modeline")
-    return _instance(cls)
+    if cls is TextLexer:
+        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    return _instance(cls)  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+
+
+def lexer_class_for_filename(filename: str, text: str) -> type[Lexer] | None:
+    """pygments' ``find_lexer_class_for_filename(filename, text)``, the same answer for every
+    name and text, without testing each of pygments' ~900 file-name patterns on each file.
+
+    The answer depends on the name through the patterns it matches, and on the text only when
+    those patterns belong to more than one lexer (pygments then asks each lexer to rate the
+    text). So the classes a name's patterns select are memoised by name, found through
+    :class:`_NameIndex`, and pygments itself runs only for a name that several lexers claim
+    (``*.h``: C, C++, Objective-C).
+
+    Example:
+        >>> lexer_class_for_filename("reader.go", "").name, lexer_class_for_filename("CMakeLists.txt", "").name
+        ('Go', 'CMake')
+    """
+    name = os.path.basename(filename)
+    classes = _classes_for_name(name)
+    if len(classes) > 1:
+        return find_lexer_class_for_filename(name, text)  # type: ignore[no-any-return]
+    return classes[0] if classes else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _classes_for_name(name: str) -> tuple[type[Lexer], ...]:
+    """The distinct lexer classes whose file-name patterns match ``name`` (in no set order)."""
+    return tuple(dict.fromkeys(_lexer_class(key) for key in _name_index().lexers(name)))
+
+
+class _NameIndex:
+    """pygments' file-name patterns (built-in lexers and plugins) by how a name can match them.
+
+    ``*X`` with a literal ``X`` (845 of 929: ``*.go``, ``*Config.cmake``) matches exactly the
+    names ending in ``X``: a name looks up its own suffixes in a dict. A pattern without
+    wildcards (``Makefile``, ``CMakeLists.txt``) matches that very name: one more lookup. The
+    few left (``Makefile.*``, ``*.[1-9]``) are tested as pygments tests them (``fnmatch``), after
+    one combined expression says whether any of them can match at all.
+    """
+
+    def __init__(self, patterns: list[tuple[str, str | type[Lexer]]]) -> None:
+        self.suffixes: dict[str, list[str | type[Lexer]]] = {}
+        self.names: dict[str, list[str | type[Lexer]]] = {}
+        self.others: list[tuple[re.Pattern[str], str | type[Lexer]]] = []
+        for glob, key in patterns:
+            if not _WILD.search(glob):
+                self.names.setdefault(glob, []).append(key)
+            elif glob.startswith("*") and not _WILD.search(glob[1:]):
+                self.suffixes.setdefault(glob[1:], []).append(key)
+            else:
+                self.others.append((re.compile(fnmatch.translate(glob)), key))
+        self.any_other = re.compile("|".join(f"(?:{p.pattern})" for p, _ in self.others) or "(?!)")
+
+    def lexers(self, name: str) -> Iterator[str | type[Lexer]]:
+        """The lexers (a built-in lexer's name, or a plugin's class) of the patterns ``name`` matches."""
+        yield from self.names.get(name, ())
+        for start in range(len(name) + 1):
+            yield from self.suffixes.get(name[start:], ())
+        if self.any_other.match(name):
+            yield from (key for pattern, key in self.others if pattern.match(name))
+
+
+_WILD = re.compile(r"[*?\[]")
+
+
+@functools.lru_cache(maxsize=1)
+def _name_index() -> _NameIndex:
+    builtin = [(glob, lexer) for _, lexer, _, globs, _ in LEXERS.values() for glob in globs]
+    plugins: list[tuple[str, str | type[Lexer]]] = [(g, cls) for cls in find_plugin_lexers() for g in cls.filenames]
+    return _NameIndex([*builtin, *plugins])
+
+
+def _lexer_class(key: str | type[Lexer]) -> type[Lexer]:
+    return key if isinstance(key, type) else find_lexer_class(key)
 
 
 def declared_lexer(text: str) -> type[Lexer] | None:
