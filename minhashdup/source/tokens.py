@@ -106,16 +106,37 @@ def lexer_class_for_filename(filename: str, text: str) -> type[Lexer] | None:
         ('Go', 'CMake')
     """
     name = os.path.basename(filename)
-    classes = _classes_for_name(name)
+    classes = {cls for cls, _ in _matches_for_name(name)}
     if len(classes) > 1:
         return find_lexer_class_for_filename(name, text)  # type: ignore[no-any-return]
-    return classes[0] if classes else None
+    return classes.pop() if classes else None
+
+
+def name_choice(filename: str) -> tuple[str, ...]:
+    """All that a file's name tells :func:`lexer_for`: the lexers its name's patterns select
+    (each as ``module.Class``, sorted), and, when there are several, which of them the name
+    matched exactly (``!``: pygments favours those). Two files whose names give the same
+    choice get the same lexer for the same text: byte-identical files lexed once serve both.
+
+    Example:
+        >>> name_choice("a/reader.go") == name_choice("writer.go"), name_choice("README")
+        (True, ())
+    """
+    matches = _matches_for_name(os.path.basename(filename))
+    if len({cls for cls, _ in matches}) == 1:
+        return (_path(matches[0][0]),)
+    return tuple(sorted(_path(cls) + ("!" if explicit else "") for cls, explicit in matches))
+
+
+def _path(cls: type[Lexer]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 @functools.lru_cache(maxsize=4096)
-def _classes_for_name(name: str) -> tuple[type[Lexer], ...]:
-    """The distinct lexer classes whose file-name patterns match ``name`` (in no set order)."""
-    return tuple(dict.fromkeys(_lexer_class(key) for key in _name_index().lexers(name)))
+def _matches_for_name(name: str) -> tuple[tuple[type[Lexer], bool], ...]:
+    """The lexer classes whose file-name patterns match ``name``, each with whether a pattern
+    without ``*`` matched it (pygments' bonus), without repeats, in no set order."""
+    return tuple(dict.fromkeys((_lexer_class(key), explicit) for key, explicit in _name_index().lexers(name)))
 
 
 class _NameIndex:
@@ -129,10 +150,11 @@ class _NameIndex:
     """
 
     def __init__(self, patterns: list[tuple[str, str | type[Lexer]]]) -> None:
-        self.suffixes: dict[str, list[str | type[Lexer]]] = {}
-        self.names: dict[str, list[str | type[Lexer]]] = {}
-        self.others: list[tuple[re.Pattern[str], str | type[Lexer]]] = []
-        for glob, key in patterns:
+        self.suffixes: dict[str, list[_Key]] = {}
+        self.names: dict[str, list[_Key]] = {}
+        self.others: list[tuple[re.Pattern[str], _Key]] = []
+        for glob, lexer in patterns:
+            key = (lexer, "*" not in glob)
             if not _WILD.search(glob):
                 self.names.setdefault(glob, []).append(key)
             elif glob.startswith("*") and not _WILD.search(glob[1:]):
@@ -141,8 +163,9 @@ class _NameIndex:
                 self.others.append((re.compile(fnmatch.translate(glob)), key))
         self.any_other = re.compile("|".join(f"(?:{p.pattern})" for p, _ in self.others) or "(?!)")
 
-    def lexers(self, name: str) -> Iterator[str | type[Lexer]]:
-        """The lexers (a built-in lexer's name, or a plugin's class) of the patterns ``name`` matches."""
+    def lexers(self, name: str) -> Iterator[_Key]:
+        """The lexers (a built-in lexer's name, or a plugin's class) of the patterns ``name``
+        matches, each with whether that pattern has no ``*``."""
         yield from self.names.get(name, ())
         for start in range(len(name) + 1):
             yield from self.suffixes.get(name[start:], ())
@@ -151,6 +174,8 @@ class _NameIndex:
 
 
 _WILD = re.compile(r"[*?\[]")
+#: A lexer (a built-in lexer's name, or a plugin's class) and whether its pattern has no ``*``.
+_Key = tuple["str | type[Lexer]", bool]
 
 
 @functools.lru_cache(maxsize=1)
