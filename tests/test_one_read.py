@@ -114,7 +114,7 @@ def test_workers_are_given_the_bytes_read(make_tree: TreeFactory, monkeypatch: p
     if not held:
         monkeypatch.setattr(cached, "HELD_BYTES", 0)
     result = scan([str(root)], config)
-    assert pools == [2]
+    assert pools == [1]  # five .go files of one size may be copies: one batch, in one worker process
     if held:
         assert _pairs(result) == expected and result.skips == []
     else:

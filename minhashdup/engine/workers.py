@@ -210,19 +210,15 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterat
     # Largest files first (longest-processing-time scheduling), in batches small enough that
     # the last ones balance the workers and large enough to amortise pickling. Files that may
     # be byte-identical (the same size, alike) go in one batch, where the first lexed serves
-    # the others, up to a batch's size of them: many files of one size but of different bytes
-    # must not fall to one worker.
+    # the others (a group of files of one size but other bytes is lexed by one worker).
     size = max(1, min(32, len(files) // (workers * 8)))
     groups: dict[tuple[int, extract.Alike], list[int]] = {}
     for i, entry in enumerate(files):
         key = (entry.size, extract.alike(os.path.basename(entry.real), entry.check_generated, entry.data_ok))
         groups.setdefault(key, []).append(i)
-    cap = max(2, size)
-    chunks = [group[at : at + cap] for group in groups.values() for at in range(0, len(group), cap)]
-    chunks.sort(key=lambda chunk: (-files[chunk[0]].size, chunk[0]))
     batch: list[int] = []
-    for chunk in chunks:
-        batch += chunk
+    for group in sorted(groups.values(), key=lambda group: (-files[group[0]].size, group[0])):
+        batch += group
         if len(batch) >= size:
             yield tuple(_item(files, i) for i in batch), recipe
             batch = []
