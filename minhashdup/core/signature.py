@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -136,13 +137,30 @@ def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
         True
     """
     values = np.asarray(values, dtype=np.uint64)
-    out = np.full(len(seeds), EMPTY, dtype=np.uint64)
-    step = max(1, _BLOCK_CELLS // max(len(seeds), 1))
+    k = len(seeds)
+    out = np.full(k, EMPTY, dtype=np.uint64)
+    step = max(1, _BLOCK_CELLS // max(k, 1))
     stepped = first_step(seeds)[:, None]
+    cells, scratch = _scratch(min(step, len(values)) * k)
     for start in range(0, len(values), step):
-        z = np.bitwise_xor(stepped, first_step(values[start : start + step])[None, :])
-        np.minimum(out, mix64_after_first_inplace(z).min(axis=1), out=out)
+        chunk = first_step(values[start : start + step])
+        z = cells[: k * len(chunk)].reshape(k, len(chunk))
+        np.bitwise_xor(stepped, chunk[None, :], out=z)
+        mix64_after_first_inplace(z, scratch[: z.size].reshape(z.shape))
+        np.minimum(out, z.min(axis=1), out=out)
     return out
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(cells: int) -> tuple[UInt64Array, UInt64Array]:
+    """Two arrays of at least ``cells`` words, kept by each thread between calls: a fresh array of
+    a MiB or two costs its page faults again on every set (they took half of the time)."""
+    kept: tuple[UInt64Array, UInt64Array] | None = getattr(_SCRATCH, "arrays", None)
+    if kept is None or len(kept[0]) < cells:
+        kept = _SCRATCH.arrays = (np.empty(cells, dtype=np.uint64), np.empty(cells, dtype=np.uint64))
+    return kept
 
 
 def agreement(a: UInt64Array, b: UInt64Array) -> npt.NDArray[np.float64]:
