@@ -2,7 +2,9 @@
 many files, in batches, largest first, with a file that kills its worker isolated and reported
 (the pool itself: :mod:`minhashdup.engine.parallel`). A file whose bytes were read already
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
-and is not read again.
+and is not read again. Each content is lexed once per run: files that may be byte-identical (the
+same size and :func:`~minhashdup.source.extract.alike`) share a batch, where the first of each
+content is lexed and the others take its result (``copied``).
 """
 
 from __future__ import annotations
