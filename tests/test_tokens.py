@@ -46,3 +46,43 @@ def test_plain_text_counts_as_no_lexer() -> None:
         lexer_for("notes.txt", "some words")
     with pytest.raises(NoLexerError):
         lexer_for("NOTES", "just some words without any code in them")
+
+
+def _names_from_patterns() -> list[str]:
+    """File names that reach every kind of pygments pattern: each pattern with its wildcards
+    filled in a few ways, with prefixes and suffixes, upper-cased, and names no pattern matches."""
+    from pygments.lexers._mapping import LEXERS
+
+    fills = [("x", "1", "a"), ("Config.in", "9", "b")]
+    names = {"", "README", "LICENSE", "a.GO", "main.go.orig", "x.", ".", "..", "noext"}
+    for _, _, _, globs, _ in LEXERS.values():
+        for glob in globs:
+            for star, mark, bracket in fills:
+                name = glob.replace("*", star).replace("?", mark)
+                while "[" in name and "]" in name:  # a class: its first member, or the sample
+                    left, right = name.index("["), name.index("]")
+                    inside = name[left + 1 : right].lstrip("!^")
+                    name = name[:left] + (inside[:1] or bracket) + name[right + 1 :]
+                names |= {name, "pre" + name, name + ".bak", name.upper()}
+    return sorted(names)
+
+
+def test_the_memoised_lexer_choice_is_pygments_choice_for_every_name() -> None:
+    from pygments.lexers import find_lexer_class_for_filename
+
+    from minhashdup.source.tokens import lexer_class_for_filename
+
+    names = _names_from_patterns()
+    assert len(names) > 2500
+    texts = ["", "#include <stdio.h>\n@interface A\n@end\n<?php echo 1; ?>\n"]
+    for text in texts:
+        for name in names:  # twice: the first call fills the memo, the second reads it
+            want = find_lexer_class_for_filename(name, text)
+            assert lexer_class_for_filename(name, text) is want, (name, text[:10])
+            assert lexer_class_for_filename(name, text) is want, (name, text[:10])
+
+
+def test_a_name_several_lexers_claim_is_decided_by_the_text() -> None:
+    c = "#include <stdio.h>\nint main(void) { return 0; }\n"
+    objc = "#import <Foundation/Foundation.h>\n@interface A : NSObject\n@end\n"
+    assert {lexer_for("x.h", c).name, lexer_for("x.h", objc).name} == {"C", "Objective-C"}

@@ -110,7 +110,7 @@ def test_a_file_changed_between_digest_and_lex_poisons_nothing(
         other = dataclasses.replace(config, threshold=0.2)  # no stored result: from the entries
         from_entries = scan([str(root)], other)
         assert _pairs(from_entries) == _fresh(root, other)
-        assert from_entries.stats.cache == {"hits": 4, "lexed": 0, "result": 0}
+        assert from_entries.stats.cache == {"hits": 4, "lexed": 0, "copies": 0, "result": 0}
         return
     restored = scan([str(root)], config)
     assert _pairs(restored) == before and restored.stats.cache["result"] == 0

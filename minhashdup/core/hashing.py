@@ -29,6 +29,28 @@ def mix64_inplace(z: UInt64Array, tmp: UInt64Array | None = None) -> UInt64Array
         tmp = np.empty_like(z)
     np.right_shift(z, _S30, out=tmp)
     z ^= tmp
+    return mix64_after_first_inplace(z, tmp)
+
+
+def first_step(values: UInt64Array) -> UInt64Array:
+    """The first step of :func:`mix64_inplace` (``z ^ z >> 30``), as a new array.
+
+    It commutes with XOR (``first_step(a ^ b) == first_step(a) ^ first_step(b)``), so a hash
+    family ``mix64(x ^ seed)`` takes it once per value and once per seed, not once per pair,
+    and finishes with :func:`mix64_after_first_inplace`.
+
+    Example:
+        >>> a, b = np.array([3, 1 << 40], dtype=np.uint64), np.array([7, 5], dtype=np.uint64)
+        >>> bool((mix64_after_first_inplace(first_step(a) ^ first_step(b)) == mix64(a ^ b)).all())
+        True
+    """
+    return values ^ (values >> _S30)
+
+
+def mix64_after_first_inplace(z: UInt64Array, tmp: UInt64Array | None = None) -> UInt64Array:
+    """:func:`mix64_inplace` without its first step (:func:`first_step`), in place."""
+    if tmp is None:
+        tmp = np.empty_like(z)
     z *= _M1
     np.right_shift(z, _S27, out=tmp)
     z ^= tmp

@@ -13,18 +13,33 @@ from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace, seed_sequen
 def token_hashes(tokens: Iterable[str]) -> UInt64Array:
     """One stable 64-bit hash per token (BLAKE2b of its UTF-8 text), in order.
 
-    Each distinct text is hashed once per call (a file repeats its identifiers a lot);
-    the digests are read as little-endian words, so the values match
-    :func:`minhashdup.core.hashing.hash_text` on every machine.
+    Each distinct text is hashed once per process while :data:`KEPT_TOKENS` hashes are kept:
+    a file repeats its identifiers a lot, and the files a worker lexes share their keywords,
+    operators and common names. The digests are read as little-endian words, so the values
+    match :func:`minhashdup.core.hashing.hash_text` on every machine.
+
+    Example:
+        >>> from minhashdup.core.hashing import hash_text
+        >>> int(token_hashes(["func"])[0]) == hash_text("func")
+        True
     """
     tokens = tokens if isinstance(tokens, list) else list(tokens)
-    distinct = list(dict.fromkeys(tokens))
-    blake = hashlib.blake2b
-    digests = b"".join([blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in distinct])
-    table = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
-    index = dict(zip(distinct, range(len(distinct)), strict=True))
-    ids = np.fromiter(map(index.__getitem__, tokens), dtype=np.intp, count=len(tokens))
-    return table[ids]
+    known = _KNOWN
+    new = set(tokens).difference(known)
+    if len(known) + len(new) > KEPT_TOKENS:  # a bound on memory: start again
+        known.clear()
+        new = set(tokens)
+    if new:
+        texts = list(new)
+        blake = hashlib.blake2b
+        digests = b"".join([blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts])
+        known.update(zip(texts, np.frombuffer(digests, dtype="<u8").tolist(), strict=True))
+    return np.fromiter(map(known.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+
+
+#: The most token hashes a process keeps between calls of :func:`token_hashes` (~100 bytes each).
+KEPT_TOKENS = 1 << 17
+_KNOWN: dict[str, int] = {}
 
 
 def shingle_hashes(tokens: UInt64Array, k: int, links: np.ndarray | None = None) -> UInt64Array:

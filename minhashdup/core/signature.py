@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.core.hashing import UInt64Array, mix64_inplace, seed_sequence
+from minhashdup.core.hashing import UInt64Array, first_step, mix64_after_first_inplace, seed_sequence
 
 #: Signature value of an empty set (no minimum): the largest 64-bit word.
 EMPTY = np.iinfo(np.uint64).max
@@ -83,11 +84,12 @@ def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt6
     block = max(1, min(total, max(64, _BLOCK_CELLS // max(k, 1))))
     z = np.empty((block, k), dtype=np.uint64)
     tmp = np.empty_like(z)
+    stepped = first_step(seeds)  # mix64's first step, once per value and seed (see first_step)
     for start in range(0, total, block):
         stop = min(start + block, total)
         rows = stop - start
-        np.bitwise_xor(values[start:stop, None], seeds[None, :], out=z[:rows])
-        mix64_inplace(z[:rows], tmp[:rows])
+        np.bitwise_xor(first_step(values[start:stop])[:, None], stepped[None, :], out=z[:rows])
+        mix64_after_first_inplace(z[:rows], tmp[:rows])
         _reduce_block(z[:rows], offsets, start, stop, out)
     return out
 
@@ -122,15 +124,43 @@ def signatures_of_sets(sets: Sequence[UInt64Array], seeds: UInt64Array) -> UInt6
 
 
 def signature(values: UInt64Array, seeds: UInt64Array) -> UInt64Array:
-    """MinHash signature of one set of 64-bit hashes (``K`` minima)."""
+    """MinHash signature of one set of 64-bit hashes (``K`` minima; :data:`EMPTY` for an empty set).
+
+    In the (K, n) layout, a block of values at a time: each hash function's minimum is a
+    reduction over contiguous memory. mix64's first step is taken once per value and once per
+    seed (:func:`~minhashdup.core.hashing.first_step`), not once per pair.
+
+    Example:
+        >>> s = hash_seeds(1, 8)
+        >>> v = np.array([5, 6, 7], dtype=np.uint64)
+        >>> bool((signature(v, s) == signatures(v, np.array([0, 3]), s)[0]).all())
+        True
+    """
     values = np.asarray(values, dtype=np.uint64)
-    if 0 < len(values) * len(seeds) <= _BLOCK_CELLS:  # one block: skip the batch bookkeeping
-        # (K, n) layout: each hash function's minimum is a reduction over contiguous memory.
-        z = np.bitwise_xor(seeds[:, None], values[None, :])
-        small: UInt64Array = mix64_inplace(z).min(axis=1)
-        return small
-    out: UInt64Array = signatures(values, np.array([0, len(values)]), seeds)[0]
+    k = len(seeds)
+    out = np.full(k, EMPTY, dtype=np.uint64)
+    step = max(1, _BLOCK_CELLS // max(k, 1))
+    stepped = first_step(seeds)[:, None]
+    cells, scratch = _scratch(min(step, len(values)) * k)
+    for start in range(0, len(values), step):
+        chunk = first_step(values[start : start + step])
+        z = cells[: k * len(chunk)].reshape(k, len(chunk))
+        np.bitwise_xor(stepped, chunk[None, :], out=z)
+        mix64_after_first_inplace(z, scratch[: z.size].reshape(z.shape))
+        np.minimum(out, z.min(axis=1), out=out)
     return out
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(cells: int) -> tuple[UInt64Array, UInt64Array]:
+    """Two arrays of at least ``cells`` words, kept by each thread between calls: a fresh array of
+    a MiB or two costs its page faults again on every set (they took half of the time)."""
+    kept: tuple[UInt64Array, UInt64Array] | None = getattr(_SCRATCH, "arrays", None)
+    if kept is None or len(kept[0]) < cells:
+        kept = _SCRATCH.arrays = (np.empty(cells, dtype=np.uint64), np.empty(cells, dtype=np.uint64))
+    return kept
 
 
 def agreement(a: UInt64Array, b: UInt64Array) -> npt.NDArray[np.float64]:

@@ -40,13 +40,15 @@ class LocalEngine:
         of a Parquet dataset) are let go once it is lexed, its shingle sets kept. A part's
         ``seconds`` count as reading (``walk``); ``total``: the files (and skips) of all parts,
         for one progress bar over them (without it, a bar per part lexed)."""
-        lexed = 0
+        lexed = copies = 0
         bar = self.progress("lexing", total) if self.progress and total is not None else None
 
         def lex(files: Sequence[FileEntry], warnings: list[str]) -> list[Extracted]:
-            nonlocal lexed
+            nonlocal lexed, copies
             lexed += len(files)
-            return self._lex(files, config, warnings, bar)
+            done = self._lex(files, config, warnings, bar)
+            copies += sum(item.copied for item in done)
+            return done
 
         extract: Extractor = lex
         if self.cache is not None:
@@ -68,7 +70,8 @@ class LocalEngine:
             if bar is not None:
                 bar.close()
         stats = Stats(files_walked=len(whole.files))
-        stats.cache = {"hits": len(whole.files) - lexed, "lexed": lexed, "result": 0}
+        # lexed: files lexed; copies: files that took the result of a byte-identical one lexed
+        stats.cache = {"hits": len(whole.files) - lexed, "lexed": lexed - copies, "copies": copies, "result": 0}
         stats.seconds = {"walk": whole.seconds, "lex": time.perf_counter() - whole.ended}
         return corpus_of(whole, items, whole.warnings, stats, Family(config.seed, config.num_hashes))
 

@@ -188,5 +188,5 @@ def _replayed(result: Result, walked: Walked) -> Result:
     stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
     stats.seconds["total"] = sum(stats.seconds.values())
     stats.cpu_seconds = {}
-    stats.cache = {"hits": len(walked.files), "lexed": 0, "result": 1}
+    stats.cache = {"hits": len(walked.files), "lexed": 0, "copies": 0, "result": 1}
     return result

@@ -2,11 +2,14 @@
 many files, in batches, largest first, with a file that kills its worker isolated and reported
 (the pool itself: :mod:`minhashdup.engine.parallel`). A file whose bytes were read already
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
-and is not read again.
+and is not read again. Each content is lexed once per run: files that may be byte-identical (the
+same size and :func:`~minhashdup.source.extract.alike`) share a batch, where the first of each
+content is lexed and the others take its result (``copied``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -46,13 +49,31 @@ class Recipe(NamedTuple):
 _Batch = tuple[tuple[_Item, ...], Recipe]
 
 
-def _extract_batch(batch: _Batch) -> list[Extracted]:
+def _extract_batch(batch: _Batch, seen: dict[tuple[bytes, extract.Alike], Extracted] | None = None) -> list[Extracted]:
+    """The batch's files, each content lexed once (``seen``: see :func:`extract.extract_file`;
+    one for the batch when not given)."""
     items, r = batch
+    seen = {} if seen is None else seen
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
-        extract.extract_file(index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm)
+        extract.extract_file(
+            index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen
+        )
         for index, path, data, check, ok in items
     ]
+
+
+def extract_batch(files: Sequence[FileEntry], recipe: Recipe) -> list[Extracted]:
+    """:func:`~minhashdup.source.extract.extract_file` over ``files`` in this process, in their
+    order (``index``: the position in ``files``); byte-identical files alike
+    (:func:`~minhashdup.source.extract.alike`) are lexed once, the others take the result.
+
+    Example:
+        >>> entry = FileEntry("reader.go", "examples/go/reader.go", 1)
+        >>> [(x.lexer, x.copied) for x in extract_batch([entry, entry], Recipe(5))]
+        [('Go', False), ('Go', True)]
+    """
+    return _extract_batch((tuple(_item(files, i) for i in range(len(files))), recipe))
 
 
 def _item(files: Sequence[FileEntry], index: int) -> _Item:
@@ -110,8 +131,9 @@ def extract_all(
 def _inline(
     files: Sequence[FileEntry], indices: list[int], recipe: Recipe, on_done: Callable[[int], object] | None
 ) -> Iterator[Extracted]:
+    seen: dict[tuple[bytes, extract.Alike], Extracted] = {}  # each content lexed once in the run
     for index in indices:
-        yield from _extract_batch(((_item(files, index),), recipe))
+        yield from _extract_batch(((_item(files, index),), recipe), seen)
         if on_done:
             on_done(1)
 
@@ -191,9 +213,20 @@ class _Workers:
 
 
 def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
-    # Largest files first (longest-processing-time scheduling), in batches small enough
-    # that the last ones balance the workers and large enough to amortise pickling.
-    order = sorted(range(len(files)), key=lambda i: (-files[i].size, i))
+    # Largest files first (longest-processing-time scheduling), in batches small enough that
+    # the last ones balance the workers and large enough to amortise pickling. Files that may
+    # be byte-identical (the same size, alike) go in one batch, where the first lexed serves
+    # the others (a group of files of one size but other bytes is lexed by one worker).
     size = max(1, min(32, len(files) // (workers * 8)))
-    for start in range(0, len(order), size):
-        yield tuple(_item(files, i) for i in order[start : start + size]), recipe
+    groups: dict[tuple[int, extract.Alike], list[int]] = {}
+    for i, entry in enumerate(files):
+        key = (entry.size, extract.alike(os.path.basename(entry.real), entry.check_generated, entry.data_ok))
+        groups.setdefault(key, []).append(i)
+    batch: list[int] = []
+    for group in sorted(groups.values(), key=lambda group: (-files[group[0]].size, group[0])):
+        batch += group
+        if len(batch) >= size:
+            yield tuple(_item(files, i) for i in batch), recipe
+            batch = []
+    if batch:
+        yield tuple(_item(files, i) for i in batch), recipe

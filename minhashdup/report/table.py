@@ -165,7 +165,7 @@ def _summary(result: Result) -> str:
         + (f"; --max-df {params['max_df']:g} left out {s.shingles_dropped} shingles" if params.get("max_df") else ""),
         _found_by(result),
         f"seconds: {stages} (total {s.seconds.get('total', 0.0):.2f})"
-        + (f"; cache: {s.cache['hits']} files reused, {s.cache['lexed']} read afresh" if s.cache else ""),
+        + (f"; cache: {s.cache['hits']} files reused, {_afresh(s.cache)} read afresh" if s.cache else ""),
     ]
     partial = partial_listing(result)
     return "\n".join(lines + ([partial] if partial else []) + _review_lines(result))
@@ -212,3 +212,8 @@ def _shaping(params: dict[str, object]) -> str:
     """The tokens' placeholders, when there were any (the summary line adds --max-df's count)."""
     ignored = [name for name in ("identifiers", "literals") if params.get(f"ignore_{name}")]
     return f", {' and '.join(ignored)} as placeholders" if ignored else ""
+
+
+def _afresh(cache: dict[str, int]) -> int:
+    """Files not taken from the cache: those lexed and their byte-identical copies (lexed once)."""
+    return cache["lexed"] + cache.get("copies", 0)

@@ -20,12 +20,19 @@ from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
 from minhashdup.source.extracted import NONE, Extracted, screened
-from minhashdup.source.kinds import generated_marker
+from minhashdup.source.kinds import generated_marker, not_code
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
-from minhashdup.source.tokens import NoLexerError, decode, lexer_for, token_texts, token_texts_with_types
+from minhashdup.source.tokens import (
+    NoLexerError,
+    decode,
+    lexer_for,
+    name_choice,
+    token_texts,
+    token_texts_with_types,
+)
 
-__all__ = ["NONE", "Extracted", "extract_file"]
+__all__ = ["NONE", "Extracted", "alike", "extract_file"]
 
 
 class LexTimeout(BaseException):
@@ -70,6 +77,7 @@ def extract_file(
     check_generated: bool = False,
     data_ok: bool = True,
     norm: Normalisation = VERBATIM,
+    seen: dict[tuple[bytes, Alike], Extracted] | None = None,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
@@ -85,7 +93,9 @@ def extract_file(
     without ``data_ok`` a data or prose file as ``not-code`` (:func:`.extracted.screened`), neither
     lexed. With an active ``norm``, names and literals are placeholders (:mod:`.normalise`), and
     ``verbatim`` holds the shingles of the same tokens as written (the cache keeps them as a
-    default scan's: the verbatim Jaccard of the pairs needs no second lex).
+    default scan's: the verbatim Jaccard of the pairs needs no second lex). With ``seen`` (one
+    dict for many calls), a file byte-identical to one extracted before, under the same
+    :func:`alike`, is not lexed: it gets that file's result (``copied``).
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
@@ -97,12 +107,54 @@ def extract_file(
         skip, detail = content
         return Extracted(index, NONE, skip=skip, detail=detail)
     digest = content_digest(content)
+    name = os.path.basename(path)
+    same = None if seen is None else (digest, alike(name, check_generated, data_ok))
+    if seen is not None and same in seen:
+        return dataclasses.replace(seen[same], index=index, cpu=(time.process_time() - t0, 0, 0, 0), copied=True)
+    item = _from_content(
+        index, name, content, digest, (shingle, family, engine, norm), timeout, (check_generated, data_ok), t0
+    )
+    if seen is not None and same is not None:
+        seen[same] = item
+    return item
+
+
+#: What beyond its bytes decides what a file gives: see :func:`alike`.
+Alike = tuple[tuple[str, ...], bool, bool, str]
+
+
+def alike(name: str, check_generated: bool = False, data_ok: bool = True) -> Alike:
+    """What, beyond its bytes, decides what :func:`extract_file` gives a file named ``name``
+    (a scan's other settings being the same): what the name says of its lexer
+    (:func:`.tokens.name_choice`), its kind's checks, and what its name alone says of its kind
+    (:func:`.kinds.not_code`). Byte-identical files alike give the same :class:`Extracted`.
+
+    Example:
+        >>> alike("a/reader.go") == alike("writer.go"), alike("go.sum", data_ok=False) == alike("x.sum", data_ok=False)
+        (True, False)
+    """
+    return name_choice(name), check_generated, data_ok, "" if data_ok else not_code(name, "")
+
+
+def _from_content(
+    index: int,
+    name: str,
+    content: bytes,
+    digest: bytes,
+    how: tuple[int, Family | None, str, Normalisation],
+    timeout: float,
+    screen: tuple[bool, bool],
+    t0: float,
+) -> Extracted:
+    """:func:`extract_file` once the bytes are read and digested (``how``: the shingle size, the
+    family, the engine and the normalisation)."""
+    shingle, family, engine, norm = how
     if b"\0" in content:
         return Extracted(index, NONE, skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(content)
     base = Extracted(index, NONE, not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
     t1 = time.process_time()
-    lexed = _lexed(base, os.path.basename(path), text, (engine, norm), timeout, (check_generated, data_ok))
+    lexed = _lexed(base, name, text, (engine, norm), timeout, screen)
     if isinstance(lexed, Extracted):
         return lexed
     lexer, tokens, names, raw = lexed

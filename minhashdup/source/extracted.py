@@ -62,6 +62,7 @@ class Extracted:
     digest: bytes | None = None
     generated: str = ""
     verbatim: tuple[UInt64Array, int] | None = None  # normalised: the shingles and tokens as written
+    copied: bool = False  # not lexed: the result of a byte-identical file of the same run
 
 
 def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -> Extracted:

@@ -9,16 +9,20 @@ whitespace dropped) is decided in :mod:`.significant`, the same way by both engi
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import io
 import os
 import re
+from collections.abc import Iterator
 
 from identify.identify import parse_shebang, tags_from_interpreter
 from pygments.lexer import Lexer
-from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
+from pygments.lexers import find_lexer_class, find_lexer_class_for_filename, get_lexer_by_name
+from pygments.lexers._mapping import LEXERS
 from pygments.lexers.special import TextLexer
 from pygments.modeline import get_filetype_from_buffer
+from pygments.plugin import find_plugin_lexers
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
@@ -79,14 +83,110 @@ def lexer_for(filename: str, text: str) -> Lexer:
         >>> lexer_for("build", "#!/usr/bin/env python3\\nprint(1)\\n").name
         'Python'
     """
-    cls = find_lexer_class_for_filename(filename, text)
-    if cls is None:
-        cls = declared_lexer(text)
-    if cls is TextLexer:
-        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    cls = lexer_class_for_filename(filename, text) or declared_lexer(text)
     if cls is None:
         raise NoLexerError("no pygments lexer for this file name, and no shebang or modeline")
-    return _instance(cls)
+    if cls is TextLexer:
+        raise NoLexerError("plain text: a single token, nothing to compare", TextLexer.name)
+    return _instance(cls)  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+
+
+def lexer_class_for_filename(filename: str, text: str) -> type[Lexer] | None:
+    """pygments' ``find_lexer_class_for_filename(filename, text)``, the same answer for every
+    name and text, without testing each of pygments' ~900 file-name patterns on each file.
+
+    The answer depends on the name through the patterns it matches, and on the text only when
+    those patterns belong to more than one lexer (pygments then asks each lexer to rate the
+    text). So the classes a name's patterns select are memoised by name, found through
+    :class:`_NameIndex`, and pygments itself runs only for a name that several lexers claim
+    (``*.h``: C, C++, Objective-C).
+
+    Example:
+        >>> lexer_class_for_filename("reader.go", "").name, lexer_class_for_filename("CMakeLists.txt", "").name
+        ('Go', 'CMake')
+    """
+    name = os.path.basename(filename)
+    classes = {cls for cls, _ in _matches_for_name(name)}
+    if len(classes) > 1:
+        return find_lexer_class_for_filename(name, text)  # type: ignore[no-any-return]
+    return classes.pop() if classes else None
+
+
+def name_choice(filename: str) -> tuple[str, ...]:
+    """All that a file's name tells :func:`lexer_for`: the lexers its name's patterns select
+    (each as ``module.Class``, sorted), and, when there are several, which of them the name
+    matched exactly (``!``: pygments favours those). Two files whose names give the same
+    choice get the same lexer for the same text: byte-identical files lexed once serve both.
+
+    Example:
+        >>> name_choice("a/reader.go") == name_choice("writer.go"), name_choice("README")
+        (True, ())
+    """
+    matches = _matches_for_name(os.path.basename(filename))
+    if len({cls for cls, _ in matches}) == 1:
+        return (_path(matches[0][0]),)
+    return tuple(sorted(_path(cls) + ("!" if explicit else "") for cls, explicit in matches))
+
+
+def _path(cls: type[Lexer]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _matches_for_name(name: str) -> tuple[tuple[type[Lexer], bool], ...]:
+    """The lexer classes whose file-name patterns match ``name``, each with whether a pattern
+    without ``*`` matched it (pygments' bonus), without repeats, in no set order."""
+    return tuple(dict.fromkeys((_lexer_class(key), explicit) for key, explicit in _name_index().lexers(name)))
+
+
+class _NameIndex:
+    """pygments' file-name patterns (built-in lexers and plugins) by how a name can match them.
+
+    ``*X`` with a literal ``X`` (845 of 929: ``*.go``, ``*Config.cmake``) matches exactly the
+    names ending in ``X``: a name looks up its own suffixes in a dict. A pattern without
+    wildcards (``Makefile``, ``CMakeLists.txt``) matches that very name: one more lookup. The
+    few left (``Makefile.*``, ``*.[1-9]``) are tested as pygments tests them (``fnmatch``), after
+    one combined expression says whether any of them can match at all.
+    """
+
+    def __init__(self, patterns: list[tuple[str, str | type[Lexer]]]) -> None:
+        self.suffixes: dict[str, list[_Key]] = {}
+        self.names: dict[str, list[_Key]] = {}
+        self.others: list[tuple[re.Pattern[str], _Key]] = []
+        for glob, lexer in patterns:
+            key = (lexer, "*" not in glob)
+            if not _WILD.search(glob):
+                self.names.setdefault(glob, []).append(key)
+            elif glob.startswith("*") and not _WILD.search(glob[1:]):
+                self.suffixes.setdefault(glob[1:], []).append(key)
+            else:
+                self.others.append((re.compile(fnmatch.translate(glob)), key))
+        self.any_other = re.compile("|".join(f"(?:{p.pattern})" for p, _ in self.others) or "(?!)")
+
+    def lexers(self, name: str) -> Iterator[_Key]:
+        """The lexers (a built-in lexer's name, or a plugin's class) of the patterns ``name``
+        matches, each with whether that pattern has no ``*``."""
+        yield from self.names.get(name, ())
+        for start in range(len(name) + 1):
+            yield from self.suffixes.get(name[start:], ())
+        if self.any_other.match(name):
+            yield from (key for pattern, key in self.others if pattern.match(name))
+
+
+_WILD = re.compile(r"[*?\[]")
+#: A lexer (a built-in lexer's name, or a plugin's class) and whether its pattern has no ``*``.
+_Key = tuple["str | type[Lexer]", bool]
+
+
+@functools.lru_cache(maxsize=1)
+def _name_index() -> _NameIndex:
+    builtin = [(glob, lexer) for _, lexer, _, globs, _ in LEXERS.values() for glob in globs]
+    plugins: list[tuple[str, str | type[Lexer]]] = [(g, cls) for cls in find_plugin_lexers() for g in cls.filenames]
+    return _NameIndex([*builtin, *plugins])
+
+
+def _lexer_class(key: str | type[Lexer]) -> type[Lexer]:
+    return key if isinstance(key, type) else find_lexer_class(key)
 
 
 def declared_lexer(text: str) -> type[Lexer] | None:

@@ -1,0 +1,63 @@
+"""Four Go releases side by side (issue 17): each distinct content lexed once per run.
+
+    python bench/releases.py                        # /work/gotree/releases, newest: go-1.27.3
+    python bench/releases.py --releases DIR --one DIR/go-1.27.3 --before /tmp/old
+
+Scans, one after the other, cold (``--no-cache``), with ``--include '*.go'``: the newest
+release alone, then the folder of all four. Reported: wall time, peak memory (PSS of the scan
+and its workers), files walked, files lexed and copies (``stats.cache``), the distinct
+contents among the files walked (digested here), the share of the per-file CPU that is not
+lexing; then the ratio of the two walls. With ``--before DIR``, the same two scans by the
+minhashdup package under DIR first (``git archive main minhashdup | tar -x -C DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from speed import measure, not_lexing
+
+from minhashdup.source.walk import walk
+
+RELEASES = Path("/work/gotree/releases")
+SCAN = ["--include", "*.go", "--no-cache", "-f", "json", "-q"]
+
+
+def distinct_contents(root: str) -> tuple[int, int]:
+    """Files walked under ``root`` (``*.go``) and how many distinct contents they hold."""
+    files = walk([root], include=["*.go"]).files
+    digests = {hashlib.blake2b(Path(f.real).read_bytes(), digest_size=16).digest() for f in files}
+    return len(files), len(digests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--releases", type=Path, default=RELEASES)
+    parser.add_argument("--one", type=Path, default=RELEASES / "go-1.27.3" / "go" / "src", help="one release")
+    parser.add_argument("--before", metavar="DIR", help="also the scans by the minhashdup package under DIR")
+    args = parser.parse_args()
+    every = str(args.releases.resolve())
+    one = str(args.one.resolve())
+    for root in (one, every):
+        walked, distinct = distinct_contents(root)
+        print(f"{root}: {walked} files, {distinct} distinct contents")
+    versions = [("before", args.before), ("after", None)] if args.before else [("now", None)]
+    for label, pythonpath in versions:
+        walls = []
+        for root in (one, every):
+            wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
+            stats = json.loads(out)["stats"]
+            walls.append(wall)
+            size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
+            print(f"{label}: {root}: {size}; {not_lexing(stats)}")
+        print(f"{label}: four releases / one release = {walls[1] / walls[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
