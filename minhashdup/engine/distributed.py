@@ -308,7 +308,8 @@ def _compared(
         ids.append(batch.first + kept)
     stats.files_scanned = len(paths)
     stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
-    stats.cache = {"hits": 0, "lexed": stats.files_walked, "result": 0}
+    copies = sum(b.report.copies for b in batches)  # byte-identical copies share a lex within a task
+    stats.cache = {"hits": 0, "lexed": stats.files_walked - copies, "copies": copies, "result": 0}
     size_arr = np.concatenate([np.zeros(0, np.int64), *sizes])
     keep, skips = pairs.screen(paths, size_arr, skips, config.min_shingles)
     groups = pairs.digest_groups(np.concatenate([np.zeros(0, "S16"), *keys]).tolist(), keep)

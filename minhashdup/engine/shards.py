@@ -61,6 +61,7 @@ class Report:
     skips: list[tuple[int, SkipReason, str]]
     tokens: IntArray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))  # of each kept file
     not_utf8: list[int] = dataclasses.field(default_factory=list)  # indices of the files not UTF-8
+    copies: int = 0  # files that took the result of a byte-identical one of the batch
     cpu: FloatArray = dataclasses.field(default_factory=lambda: np.zeros(4))
     warnings: list[str] = dataclasses.field(default_factory=list)
     paths: list[str] = dataclasses.field(default_factory=list)
@@ -110,6 +111,7 @@ def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolat
         report.cpu += got.cpu
         if got.not_utf8:
             report.not_utf8.append(k)
+        report.copies += got.copied
         item = screened(got, os.path.basename(entry.real), entry.check_generated, entry.data_ok)
         if item.skip is not None or item.signature is None:
             report.skips.append((k, item.skip or SkipReason.LEX_ERROR, item.detail))
@@ -148,6 +150,7 @@ def read_shard(
         whole.skips += [(k + done, reason, detail) for k, reason, detail in report.skips]
         whole.tokens = np.r_[whole.tokens, report.tokens]
         whole.not_utf8 += [k + done for k in report.not_utf8]
+        whole.copies += report.copies
         whole.cpu += report.cpu
         whole.warnings += report.warnings
         whole.events += [
