@@ -22,6 +22,7 @@ pairs, never with the shingles. Tasks are retried when their worker dies
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -41,6 +42,7 @@ from minhashdup.engine.stages import Compared, pairs_of
 from minhashdup.engine.workers import Recipe
 from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
+from minhashdup.source.extract import alike
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
 from minhashdup.source.walk import FileEntry, Kinds
 
@@ -57,21 +59,22 @@ def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None
     _refuse(config)
     recipe = _recipe(config)
     with connected(config) as client:
-        tasks, firsts, sizes = [], [], []
-        for first, batch in _batches(walked.files):
-            firsts.append(first)
-            sizes.append(len(batch))
-            tasks.append(client.submit(shards.extract_shard, batch, first, recipe, True, retries=RETRIES, pure=False))
-        reports = _gathered(client, tasks, sizes, progress)
+        tasks, numbers = [], list(_batches(walked.files))
+        owner = np.zeros(len(walked.files), dtype=np.int64)
+        for s, ids in enumerate(numbers):
+            owner[ids] = s
+            batch = [walked.files[i] for i in ids.tolist()]
+            tasks.append(client.submit(shards.extract_shard, batch, ids, recipe, True, retries=RETRIES, pure=False))
+        reports = _gathered(client, tasks, [len(ids) for ids in numbers], progress)
         batches = []
-        for first, size, report in zip(firsts, sizes, reports, strict=True):
-            files = walked.files[first : first + size]
-            batches.append(_Batch(first, [f.path for f in files], [f.vendored for f in files], report))
+        for ids, report in zip(numbers, reports, strict=True):
+            files = [walked.files[i] for i in ids.tolist()]
+            batches.append(_Batch(ids, [f.path for f in files], [f.vendored for f in files], report))
         warnings = list(walked.warnings) + _warned(reports)
         seen, ids = _compared(batches, list(walked.skips), warnings, config)
         del reports, batches  # the client keeps per file what the pair stages need
         seen.stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
-        reps = DaskReps(client, tasks, np.asarray(firsts, dtype=np.int64), ids[seen.groups.representatives], seen)
+        reps = DaskReps(client, tasks, owner, ids[seen.groups.representatives], seen)
         return _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
 
 
@@ -92,22 +95,23 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
             tasks.append(client.submit(shards.read_shard, *args, retries=RETRIES, pure=False))
         reports = _gathered(client, tasks, list(opened.counts), progress)
         batches, skips = _rows_read(firsts.tolist(), reports)
+        owner = np.repeat(np.arange(len(tasks)), opened.counts)
         seen, ids = _compared(batches, skips, _warned(reports), config)
         read = sum(r.seconds for r in reports)
         del reports, batches
         seen.stats.seconds = {"walk": read, "lex": time.perf_counter() - t0 - read}
-        reps = DaskReps(client, tasks, firsts, ids[seen.groups.representatives], seen)
+        reps = DaskReps(client, tasks, owner, ids[seen.groups.representatives], seen)
         result = _verbatim(pairs_of(seen, reps, config), reps, ids, seen, config)
     result.params["parquet"] = dataclasses.asdict(dataset)
     return result
 
 
 class _Batch(NamedTuple):
-    """One extraction task's files as the client sees them: the number of the first in the run,
+    """One extraction task's files as the client sees them: their numbers in the run (ascending),
     each one's path and vendored mark, the task's :class:`~.shards.Report`, and the files of it
     to leave out (a dataset's path repeated from an earlier file)."""
 
-    first: int
+    ids: IntArray
     paths: Sequence[str]
     vendored: Sequence[bool]
     report: shards.Report
@@ -117,15 +121,15 @@ class _Batch(NamedTuple):
 class DaskReps:
     """:class:`~minhashdup.engine.stages.Reps` whose sets and signatures live in shards on the
     cluster's workers (``tasks``: the extraction futures, the files of shard ``s`` numbered from
-    ``firsts[s]``); ``rep_ids``: the number of each representative's file."""
+    ``owner[i]``: the shard of file number ``i``); ``rep_ids``: the number of each representative's file."""
 
-    def __init__(self, client: Any, tasks: list[Any], firsts: IntArray, rep_ids: IntArray, seen: Compared) -> None:
-        self.client, self.tasks, self.firsts, self.rep_ids = client, tasks, firsts, rep_ids
+    def __init__(self, client: Any, tasks: list[Any], owner: IntArray, rep_ids: IntArray, seen: Compared) -> None:
+        self.client, self.tasks, self.owner, self.rep_ids = client, tasks, owner, rep_ids
         self.sizes = seen.sizes[seen.groups.representatives] if len(rep_ids) else np.zeros(0, dtype=np.int64)
 
     def shard_of(self, ids: IntArray) -> IntArray:
         """The shard holding each file numbered ``ids``."""
-        return np.searchsorted(self.firsts, ids, side="right") - 1
+        return self.owner[ids]
 
     def sign(self) -> None:
         """Signed already, on the workers, as each file was extracted."""
@@ -224,16 +228,25 @@ def _recipe(config: Config) -> Recipe:
     )
 
 
-def _batches(files: Sequence[FileEntry]) -> Iterator[tuple[int, list[FileEntry]]]:
-    """Walk order cut into batches of at most :data:`BATCH_FILES` files and about :data:`BATCH_BYTES`."""
-    start, held = 0, 0
-    for k, entry in enumerate(files):
-        held += entry.size
-        if k + 1 - start >= BATCH_FILES or held >= BATCH_BYTES:
-            yield start, list(files[start : k + 1])
-            start, held = k + 1, 0
-    if start < len(files):
-        yield start, list(files[start:])
+def _batches(files: Sequence[FileEntry]) -> Iterator[IntArray]:
+    """The files' numbers in batches of about :data:`BATCH_FILES` files or :data:`BATCH_BYTES`,
+    each ascending; files that may be byte-identical (the same size, alike: see
+    :func:`~minhashdup.source.extract.alike`) go in one batch, where the first lexed serves the
+    others (as on the local engine)."""
+    groups: dict[tuple[int, Any], list[int]] = {}
+    for i, entry in enumerate(files):
+        key = (entry.size, alike(os.path.basename(entry.real), entry.check_generated, entry.data_ok))
+        groups.setdefault(key, []).append(i)
+    batch: list[int] = []
+    held = 0
+    for group in groups.values():
+        batch += group
+        held += files[group[0]].size * len(group)
+        if len(batch) >= BATCH_FILES or held >= BATCH_BYTES:
+            yield np.sort(np.asarray(batch, dtype=np.int64))
+            batch, held = [], 0
+    if batch:
+        yield np.sort(np.asarray(batch, dtype=np.int64))
 
 
 def _gathered(client: Any, tasks: list[Any], sizes: list[int], progress: ProgressFactory | None) -> list[shards.Report]:
@@ -277,7 +290,8 @@ def _rows_read(firsts: list[int], reports: list[shards.Report]) -> tuple[list[_B
                     dropped.add(k)
             elif not is_file:
                 skips.append(report.read_skips[k])
-        batches.append(_Batch(first, report.paths, report.vendored, report, frozenset(dropped)))
+        ids = np.arange(first, first + len(report.paths), dtype=np.int64)
+        batches.append(_Batch(ids, report.paths, report.vendored, report, frozenset(dropped)))
     return batches, skips
 
 
@@ -291,13 +305,16 @@ def _compared(
     paths: list[str] = []
     vendored: set[str] = set()
     sizes, keys, ids = [], [], []
+    later: list[tuple[int, Skip]] = []  # the extraction's skips, by file number
     cpu = np.zeros(4)
     for batch in batches:
         report, out = batch.report, batch.dropped
         stats.files_walked += len(batch.paths) - len(out)
         cpu += report.cpu
         stats.not_utf8 += sum(k not in out for k in report.not_utf8)
-        skips += [Skip(batch.paths[k], reason, detail) for k, reason, detail in report.skips if k not in out]
+        later += [
+            (int(batch.ids[k]), Skip(batch.paths[k], why, detail)) for k, why, detail in report.skips if k not in out
+        ]
         mine = np.array([k not in out for k in report.kept.tolist()], dtype=bool)
         kept = report.kept[mine]
         stats.tokens += int(report.tokens[mine].sum())
@@ -305,16 +322,19 @@ def _compared(
         vendored.update(batch.paths[k] for k in kept.tolist() if batch.vendored[k])
         sizes.append(report.sizes[mine])
         keys.append(report.keys[mine])
-        ids.append(batch.first + kept)
+        ids.append(batch.ids[kept])
+    number = np.concatenate([np.zeros(0, np.int64), *ids])
+    order = np.argsort(number, kind="stable")  # the walk's (or the dataset's) order, as on the local engine
+    number, paths = number[order], [paths[i] for i in order.tolist()]
+    skips += [skip for _, skip in sorted(later, key=lambda pair: pair[0])]
     stats.files_scanned = len(paths)
     stats.cpu_seconds = dict(zip(("read", "lex", "shingle", "signature"), cpu.tolist(), strict=True))
     copies = sum(b.report.copies for b in batches)  # byte-identical copies share a lex within a task
     stats.cache = {"hits": 0, "lexed": stats.files_walked - copies, "copies": copies, "result": 0}
-    size_arr = np.concatenate([np.zeros(0, np.int64), *sizes])
+    size_arr = np.concatenate([np.zeros(0, np.int64), *sizes])[order]
     keep, skips = pairs.screen(paths, size_arr, skips, config.min_shingles)
-    groups = pairs.digest_groups(np.concatenate([np.zeros(0, "S16"), *keys]).tolist(), keep)
+    groups = pairs.digest_groups(np.concatenate([np.zeros(0, "S16"), *keys])[order].tolist(), keep)
     pairs.count_groups(stats, size_arr, keep, groups)
-    number = np.concatenate([np.zeros(0, np.int64), *ids])
     return Compared(paths, size_arr, groups, skips, warnings, stats, vendored), number
 
 

@@ -92,8 +92,8 @@ def set_key(shingles: UInt64Array) -> bytes:
     return hashlib.blake2b(np.ascontiguousarray(shingles, dtype="<u8").tobytes(), digest_size=16).digest()
 
 
-def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolate: bool) -> Extracted_:
-    """Extract ``files`` (numbered from ``first`` in the run) and screen them by kind as the
+def extract_shard(files: Sequence[FileEntry], ids: IntArray, recipe: Recipe, isolate: bool) -> Extracted_:
+    """Extract ``files`` (numbered ``ids`` in the run, ascending) and screen them by kind as the
     local engine does (:func:`~minhashdup.source.extracted.screened`): the :class:`Shard` of
     those kept and the :class:`Report` of all. With ``isolate``, in a child process of this
     worker (where the lexing deadline holds and a file that kills its process is a
@@ -129,7 +129,7 @@ def extract_shard(files: Sequence[FileEntry], first: int, recipe: Recipe, isolat
     report.tokens = np.asarray(tokens, dtype=np.int64)
     width = recipe.family.num_hashes if recipe.family is not None else 0
     stacked = np.stack(sigs) if sigs else np.empty((0, width), dtype=np.uint64)
-    return Shard(first + report.kept, sets, stacked, verbatim), report
+    return Shard(np.asarray(ids, dtype=np.int64)[report.kept], sets, stacked, verbatim), report
 
 
 def read_shard(
@@ -143,7 +143,8 @@ def read_shard(
     whole = Report(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, "S16"), [])
     for part in read_parts(reopened(dataset, file, rows), filters):
         done = len(whole.paths)
-        shard, report = extract_shard(part.files, first + done, *job)
+        numbers = np.arange(first + done, first + done + len(part.files), dtype=np.int64)
+        shard, report = extract_shard(part.files, numbers, *job)
         pieces.append((shard, report))
         whole.kept = np.r_[whole.kept, report.kept + done]
         whole.sizes, whole.keys = np.r_[whole.sizes, report.sizes], np.r_[whole.keys, report.keys]
