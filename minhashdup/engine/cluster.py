@@ -152,20 +152,25 @@ def finished(client: Any, futures: list[Any], on_done: Callable[[Any], object] |
     """
     from distributed import wait
 
-    pending, alone = set(futures), None
+    pending, alone = list(futures), None
     with cluster_errors():
         while pending:
-            try:
-                done, pending = wait(pending, timeout=POLL, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                done = set()
-            for future in done:
+            with contextlib.suppress(
+                TimeoutError
+            ):  # all at once: the first of thousands, again and again, was quadratic
+                wait(pending, timeout=POLL, return_when="ALL_COMPLETED")
+            left = []
+            for future in pending:
+                if not future.done():
+                    left.append(future)
+                    continue
                 if future.status != "finished":
                     why = line(future.exception()) if future.status == "error" else future.status
                     raise ClusterError(f"a task failed on the cluster ({why})")
                 if on_done is not None:
                     on_done(future)
-            alone = _alone(client, alone) if not done else None
+            alone = _alone(client, alone) if len(left) == len(pending) else None
+            pending = left
         return list(client.gather(futures))
 
 

@@ -191,6 +191,7 @@ class DaskReps:
             return out
         ids = np.asarray(pairs_, dtype=np.int64) if files else self.rep_ids[pairs_]
         code = self.shard_of(ids[:, 0]) * len(self.tasks) + self.shard_of(ids[:, 1])
+        pieces = self._pieces(ids)
         order = np.argsort(code, kind="stable")
         futures, rows = [], []
         for start, size in zip(*runs(code[order]), strict=True):
@@ -198,13 +199,24 @@ class DaskReps:
             for at in range(start, start + size, BLOCK_PAIRS):
                 chosen = order[at : min(at + BLOCK_PAIRS, start + size)]
                 rows.append(chosen)
-                futures.append(
-                    self.client.submit(task, self.tasks[left], self.tasks[right], ids[chosen], arg, retries=RETRIES)
-                )
+                futures.append(self.client.submit(task, pieces[left], pieces[right], ids[chosen], arg, retries=RETRIES))
         for chosen, got in zip(rows, finished(self.client, futures), strict=True):
             for column, values in zip(out, got if width > 1 else (got,), strict=True):
                 column[chosen] = values
         return out
+
+    def _pieces(self, ids: IntArray) -> dict[int, Any]:
+        """For each shard a pair of ``ids`` needs, a task that keeps just the files it needs of it
+        (:func:`.shards.pick`, run where the shard is): a check moves those sets, not two shards."""
+        where = self.shard_of(ids.reshape(-1))
+        numbers = ids.reshape(-1)
+        order = np.argsort(where, kind="stable")
+        pieces = {}
+        for start, size in zip(*runs(where[order]), strict=True):
+            s = int(where[order[start]])
+            wanted = np.unique(numbers[order[start : start + size]])
+            pieces[s] = self.client.submit(shards.pick, self.tasks[s], wanted, retries=RETRIES)
+        return pieces
 
 
 def _refuse(config: Config) -> None:

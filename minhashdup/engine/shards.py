@@ -171,6 +171,20 @@ def read_shard(
     return shard, whole
 
 
+def pick(extracted: Extracted_, ids: IntArray) -> Extracted_:
+    """The files numbered ``ids`` (ascending, all in the shard) of an extraction: the part of its
+    shard that a round of checks needs, to move instead of the whole shard."""
+    shard = extracted[0]
+    rows = _rows(shard, ids).tolist()
+    kept = Shard(
+        np.asarray(ids, dtype=np.int64),
+        [shard.sets[r] for r in rows],
+        shard.sigs[rows],
+        [shard.verbatim[r] for r in rows] if shard.verbatim else [],
+    )
+    return kept, extracted[1]
+
+
 def report_of(extracted: Extracted_) -> Report:
     """The :class:`Report` of an extraction (a task of its own: the shard stays put)."""
     return extracted[1]
