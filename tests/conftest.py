@@ -178,3 +178,11 @@ def oracle_shingles(path: Path, k: int = 5) -> set[tuple[str, ...]]:
 def oracle_jaccard(a: Path, b: Path, k: int = 5) -> float:
     sa, sb = oracle_shingles(a, k), oracle_shingles(b, k)
     return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+
+def result_doc(result: Any) -> dict[str, Any]:
+    """A result as JSON data without what differs between equal runs (timings, cache counters)."""
+    doc: dict[str, Any] = result.to_dict()
+    for key in ("seconds", "cpu_seconds", "cache"):
+        doc["stats"].pop(key)
+    return doc

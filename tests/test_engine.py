@@ -21,7 +21,7 @@ from minhashdup.engine.pipeline import find_pairs, scan, walk_files  # the engin
 from minhashdup.result import Stats
 from minhashdup.source.extract import extract_file
 
-from .conftest import TreeFactory, go_file, near_copy, render_go
+from .conftest import TreeFactory, go_file, near_copy, render_go, result_doc
 
 
 class SerialEngine:
@@ -51,13 +51,6 @@ def _tree(make_tree: TreeFactory) -> Path:
     return make_tree(files)
 
 
-def _doc(result: Any) -> dict[str, Any]:
-    doc = result.to_dict()
-    for key in ("seconds", "cpu_seconds", "cache"):
-        doc["stats"].pop(key)
-    return doc
-
-
 def test_a_second_engine_gives_the_same_result_through_the_same_core_stages(make_tree: TreeFactory) -> None:
     root = _tree(make_tree)
     config = Config(cache=False, jobs=1, threshold=0.3)
@@ -65,7 +58,7 @@ def test_a_second_engine_gives_the_same_result_through_the_same_core_stages(make
     result = find_pairs(engine.collect(walk_files([str(root)], config), config), config)
     local = scan([str(root)], config)
     assert local.pairs and local.skips
-    assert _doc(result) == _doc(local)
+    assert result_doc(result) == result_doc(local)
 
 
 @pytest.fixture
@@ -99,7 +92,7 @@ def test_a_cache_hit_of_another_family_is_signed_by_family_sign(make_tree: TreeF
     warm = scan([str(root)], other)  # every file from the cache (data.bin, binary, is not kept)
     assert warm.stats.cache == {"hits": warm.stats.files_walked - 1, "lexed": 1, "copies": 0, "result": 0}
     assert signed == [warm.stats.files_scanned]  # the hits, signed in one call
-    assert _doc(warm) == _doc(scan([str(root)], dataclasses.replace(other, cache=False)))
+    assert result_doc(warm) == result_doc(scan([str(root)], dataclasses.replace(other, cache=False)))
     signed.clear()
     again = scan([str(root)], dataclasses.replace(other, threshold=0.31))  # not a replay: a new option
     assert again.stats.cache["result"] == 0 and signed == []  # the signatures made above were stored
