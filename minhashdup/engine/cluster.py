@@ -8,6 +8,7 @@ minhashdup, a scheduler or every worker lost mid-run: each ends the scan with on
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -98,7 +99,6 @@ def _probe(address: str) -> None:
     """Raise unless the server at ``address`` answers Dask's ``identity`` as a scheduler within
     :data:`CONNECT` seconds, all under one deadline (a server that is not Dask's may take the
     connection and never answer: the handshake alone would wait for ever)."""
-    import asyncio
 
     async def identity() -> Any:
         from distributed.comm.core import connect
@@ -112,7 +112,7 @@ def _probe(address: str) -> None:
 
     try:
         said = asyncio.run(asyncio.wait_for(identity(), CONNECT))
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):
         raise ClusterError(f"--scheduler {address}: no answer within {CONNECT:g} s; is it a Dask scheduler?") from None
     except Exception as err:  # refused, unresolvable, or not Dask's protocol: anything
         raise ClusterError(f"--scheduler {address}: cannot connect ({line(err)}); is it a Dask scheduler?") from None
@@ -155,9 +155,9 @@ def finished(client: Any, futures: list[Any], on_done: Callable[[Any], object] |
     pending, alone = list(futures), None
     with cluster_errors():
         while pending:
-            with contextlib.suppress(
-                TimeoutError
-            ):  # all at once: the first of thousands, again and again, was quadratic
+            # All at once: waiting for the first of thousands, again and again, was quadratic.
+            # (asyncio's TimeoutError is a class of its own before Python 3.11.)
+            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
                 wait(pending, timeout=POLL, return_when="ALL_COMPLETED")
             left = []
             for future in pending:
@@ -202,12 +202,12 @@ def cluster_errors() -> Iterator[None]:
 
 
 def _of_cluster(err: BaseException) -> bool:
-    import asyncio
     import concurrent.futures
 
     module = type(err).__module__.split(".")[0]
     cancelled = (asyncio.CancelledError, concurrent.futures.CancelledError)
-    return module in ("distributed", "tornado", "dask") or isinstance(err, (OSError, TimeoutError, *cancelled))
+    timeouts = (TimeoutError, asyncio.TimeoutError)
+    return module in ("distributed", "tornado", "dask") or isinstance(err, (OSError, *timeouts, *cancelled))
 
 
 def line(err: BaseException | None) -> str:
