@@ -214,7 +214,7 @@ def test_ctrl_c_stops_the_engines_own_cluster_quietly(make_tree: TreeFactory) ->
     cmd = [sys.executable, "-m", "minhashdup", "scan", str(root), "--engine", "dask", "-j", "2", "-q"]
     scan = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(_descendants(scan.pid)) < 4 and time.monotonic() < deadline:  # its workers and their lexers
+    while not _lexing(scan.pid) and time.monotonic() < deadline:  # its workers up, lexing
         time.sleep(0.05)
     below = _descendants(scan.pid)
     os.killpg(scan.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
@@ -318,6 +318,17 @@ def test_separate_processes_and_a_worker_killed_mid_run(
     same(local, out["result"])
     assert started[1].poll() is not None or started[2].poll() is not None  # one worker really died
     assert below and _gone(below)  # the killed worker's lexing process and fork server ended with it
+
+
+def _lexing(pid: int) -> bool:
+    """Whether a worker below ``pid`` has started its lexing process (its fork server)."""
+    for child in _descendants(pid):
+        try:
+            if b"forkserver" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _descendants(pid: int) -> list[int]:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from minhashdup._version import __version__
 from minhashdup.config import Config, usable_cores
+from minhashdup.engine.parallel import _signals_held
 from minhashdup.errors import ClusterError, ConfigError
 
 INSTALL = "pip install 'minhashdup[dask]'"
@@ -50,21 +53,39 @@ def connected(config: Config) -> Iterator[Any]:
         return
     # Its workers lex in a child process of their own (the deadline is the main thread's): Dask's
     # workers must be allowed children while this cluster lives.
-    with (
-        dask.config.set({"distributed.worker.daemon": False}),
-        LocalCluster(
-            n_workers=max(1, min(config.workers, usable_cores())),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            scheduler_kwargs={"dashboard": False},
-            silence_logs=logging.ERROR,
-            preload=["minhashdup.engine.shards"],  # its dask_setup: workers leave Ctrl-C to the client
-        ) as local,
-        Client(local) as client,
-    ):
+    with dask.config.set({"distributed.worker.daemon": False}), contextlib.ExitStack() as stack:
+        # A Ctrl-C while the cluster starts takes effect once it is up and will be closed: one
+        # interrupted half-way is left to Dask's exit hook, which prints a traceback.
+        with _signals_held(), _blocked_for_children():
+            local = stack.enter_context(
+                LocalCluster(
+                    n_workers=max(1, min(config.workers, usable_cores())),
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                    scheduler_kwargs={"dashboard": False},
+                    silence_logs=logging.ERROR,
+                    preload=["minhashdup.engine.shards"],  # its dask_setup: workers leave Ctrl-C to the client
+                )
+            )
+            client = stack.enter_context(Client(local))
         yield client
+
+
+@contextlib.contextmanager
+def _blocked_for_children() -> Iterator[None]:
+    """SIGINT blocked in this thread while the cluster starts: the threads and worker processes
+    started meanwhile inherit the mask, so a Ctrl-C cannot reach a worker before it ignores it
+    (a traceback of a worker half-started); here it is pending, and taken when the block ends."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextlib.contextmanager
