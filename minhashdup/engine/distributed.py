@@ -34,7 +34,6 @@ from minhashdup.core import bands as banding
 from minhashdup.core import pairs
 from minhashdup.core.exact import FloatArray, IntArray
 from minhashdup.core.runs import code_pairs, distinct, runs
-from minhashdup.core.signature import Family
 from minhashdup.engine import shards
 from minhashdup.engine.base import ProgressFactory, Walked
 from minhashdup.engine.cluster import connected, finished
@@ -57,19 +56,20 @@ BLOCK_PAIRS = 200_000
 def scan_walked(walked: Walked, config: Config, progress: ProgressFactory | None = None) -> Result:
     """The scan of walked files on the cluster of ``config``: extraction batches in walk order."""
     _refuse(config)
-    recipe = _recipe(config)
+    recipe = Recipe.of(config)
     with connected(config) as client:
         tasks, numbers = [], list(_batches(walked.files))
         owner = np.zeros(len(walked.files), dtype=np.int64)
-        for s, ids in enumerate(numbers):
+        chosen = [[walked.files[i] for i in ids.tolist()] for ids in numbers]
+        for s, (ids, batch) in enumerate(zip(numbers, chosen, strict=True)):
             owner[ids] = s
-            batch = [walked.files[i] for i in ids.tolist()]
             tasks.append(client.submit(shards.extract_shard, batch, ids, recipe, True, retries=RETRIES, pure=False))
         reports = _gathered(client, tasks, [len(ids) for ids in numbers], progress)
-        batches = []
-        for ids, report in zip(numbers, reports, strict=True):
-            files = [walked.files[i] for i in ids.tolist()]
-            batches.append(_Batch(ids, [f.path for f in files], [f.vendored for f in files], report))
+        batches = [
+            _Batch(ids, [f.path for f in files], [f.vendored for f in files], report)
+            for ids, files, report in zip(numbers, chosen, reports, strict=True)
+        ]
+        del chosen
         warnings = list(walked.warnings) + _warned(reports)
         seen, ids = _compared(batches, list(walked.skips), warnings, config)
         del reports, batches  # the client keeps per file what the pair stages need
@@ -90,7 +90,7 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
     with connected(config) as client:
         tasks, firsts = [], np.cumsum([0, *opened.counts[:-1]]).astype(np.int64)
         for k, file in enumerate(opened.files):
-            job = (_recipe(config), True)
+            job = (Recipe.of(config), True)
             args = (dataset, file, opened.counts[k], int(firsts[k]), filters, job)
             tasks.append(client.submit(shards.read_shard, *args, retries=RETRIES, pure=False))
         reports = _gathered(client, tasks, list(opened.counts), progress)
@@ -232,14 +232,6 @@ def _refuse(config: Config) -> None:
 _LOCAL = "; use the local engine"
 
 
-def _recipe(config: Config) -> Recipe:
-    family = Family(config.seed, config.num_hashes)
-    _ = family.seeds  # made once here, shipped with each task
-    return Recipe(
-        config.shingle, family, config.lexer_engine, config.lex_timeout, config.max_size, config.normalisation
-    )
-
-
 def _batches(files: Sequence[FileEntry]) -> Iterator[IntArray]:
     """The files' numbers in batches of about :data:`BATCH_FILES` files or :data:`BATCH_BYTES`,
     each ascending; files that may be byte-identical (the same size, alike: see
@@ -327,7 +319,7 @@ def _compared(
         later += [
             (int(batch.ids[k]), Skip(batch.paths[k], why, detail)) for k, why, detail in report.skips if k not in out
         ]
-        mine = np.array([k not in out for k in report.kept.tolist()], dtype=bool)
+        mine = ~np.isin(report.kept, np.fromiter(out, dtype=np.int64, count=len(out)))
         kept = report.kept[mine]
         stats.tokens += int(report.tokens[mine].sum())
         paths += [batch.paths[k] for k in kept.tolist()]

@@ -88,14 +88,7 @@ class LocalEngine:
         bar = shared or (self.progress("lexing", len(files)) if self.progress else None)
         out: list[Extracted | None] = [None] * len(files)
         try:
-            recipe = Recipe(
-                config.shingle,
-                Family(config.seed, config.num_hashes),
-                config.lexer_engine,
-                config.lex_timeout,
-                config.max_size,
-                config.normalisation,
-            )
+            recipe = Recipe.of(config)
             for item in extract_all(files, recipe, config.workers, bar.update if bar else None, warnings):
                 out[item.index] = item
         finally:

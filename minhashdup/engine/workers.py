@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
+from minhashdup.config import Config
 from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
@@ -44,6 +45,15 @@ class Recipe(NamedTuple):
     timeout: float = 0.0
     max_size: int = MIB
     norm: Normalisation = VERBATIM
+
+    @classmethod
+    def of(cls, config: Config) -> Recipe:
+        """The recipe of a scan's ``config``, its hash family's seeds made once (shipped with it)."""
+        family = Family(config.seed, config.num_hashes)
+        _ = family.seeds
+        return cls(
+            config.shingle, family, config.lexer_engine, config.lex_timeout, config.max_size, config.normalisation
+        )
 
 
 _Batch = tuple[tuple[_Item, ...], Recipe]
