@@ -76,25 +76,21 @@ def verify(
         ``(kept_pairs, common, jaccard)``: the kept ``(p, 2)`` pairs, their intersection
         sizes, and their exact Jaccard, in the input order.
     """
-    common = verify_rows(pairs, sets, threshold)
-    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+    common, jac = verify_rows(pairs, sets, threshold)
     kept = np.flatnonzero(common >= 0)
-    inter_arr = common[kept]
     out_pairs = pairs[kept] if len(kept) else np.empty((0, 2), dtype=np.int64)
-    union_arr = sizes[out_pairs[:, 0]] + sizes[out_pairs[:, 1]] - inter_arr
-    jac = inter_arr / np.maximum(union_arr, 1)
-    return out_pairs, inter_arr, jac.astype(np.float64)
+    return out_pairs, common[kept], jac[kept]
 
 
-def verify_rows(pairs: IntArray, sets: Sequence[UInt64Array], threshold: float) -> IntArray:
+def verify_rows(pairs: IntArray, sets: Sequence[UInt64Array], threshold: float) -> tuple[IntArray, FloatArray]:
     """For each row ``(i, j)`` of ``pairs``, the intersection size of ``sets[i]`` and
     ``sets[j]`` when their Jaccard reaches ``threshold``, else -1 (the size bound rules most
-    pairs out without an intersection).
+    pairs out without an intersection), and the Jaccard (0 for those turned down).
 
     Example:
         >>> s = [np.array(v, dtype=np.uint64) for v in ([1, 2], [1, 2, 3], [9])]
-        >>> verify_rows(np.array([[0, 1], [0, 2]]), s, 0.5).tolist()
-        [2, -1]
+        >>> [a.tolist() for a in verify_rows(np.array([[0, 1], [0, 2]]), s, 0.5)]
+        [[2, -1], [0.6666666666666666, 0.0]]
     """
     sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
     common = np.full(len(pairs), -1, dtype=np.int64)  # -1: turned down
@@ -106,7 +102,8 @@ def verify_rows(pairs: IntArray, sets: Sequence[UInt64Array], threshold: float) 
             union = int(sizes[i] + sizes[j]) - inter
             if union and inter / union >= threshold:
                 common[row] = inter
-    return common
+    union_all = sizes[pairs[:, 0]] + sizes[pairs[:, 1]] - common if len(pairs) else np.zeros(0, dtype=np.int64)
+    return common, np.where(common >= 0, common / np.maximum(union_all, 1), 0.0).astype(np.float64)
 
 
 def prefix_length(sizes: npt.NDArray[np.int64], threshold: float) -> npt.NDArray[np.int64]:

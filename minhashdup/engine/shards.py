@@ -247,10 +247,7 @@ def check_block(
     ``right``), the intersection size when their Jaccard reaches ``threshold`` (else -1) and the
     Jaccard (0 for those turned down): :func:`~minhashdup.core.exact.verify_rows` where the sets are."""
     sets, pairs = _joined(left, right, ids)
-    common = verify_rows(pairs, sets, threshold)
-    sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
-    union = sizes[pairs[:, 0]] + sizes[pairs[:, 1]] - common
-    return common, np.where(common >= 0, common / np.maximum(union, 1), 0.0)
+    return verify_rows(pairs, sets, threshold)
 
 
 def estimate_block(left: Extracted_, right: Extracted_, ids: IntArray, bits: int) -> FloatArray:
