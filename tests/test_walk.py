@@ -176,3 +176,19 @@ def test_walk_order_is_files_by_name_then_folders(make_tree: TreeFactory) -> Non
     root = make_tree({"b.go": GO, "a/z.go": GO, "a/y/x.go": GO, "c.go": GO, "a/b.go": GO})
     rel = [os.path.relpath(p, root) for p in _files(walk([str(root)]))]
     assert rel == ["b.go", "c.go", "a/b.go", "a/z.go", "a/y/x.go"]
+
+
+@pytest.mark.parametrize("globs", [["*.yaml", "a/b/"], ["conf/"], ["*"], ["*.yaml", "!a/b/c/"], ["a/*/c/"]])
+def test_names_file_with_a_walks_memo_answers_as_without(globs: list[str]) -> None:
+    from minhashdup.source.ignore import compile_globs, names_file
+
+    spec = compile_globs(globs, "include")
+    assert spec is not None
+    paths = ["a/b/c/x.yaml", "a/b/y.yaml", "a/z/x.yaml", "a/z/c/x.yaml", "conf/x.yaml", "x.yaml", "a/b/c/d/e.yaml"]
+    memo: dict[str, bool] = {}
+    for path in paths + paths[::-1]:  # folders met in either order, the memo shared
+        expected = names_file(spec, path)
+        assert names_file(spec, path, memo) == expected
+        if spec.match_file(path):
+            assert names_file(spec, path, memo, matched=True) == expected
+    assert memo  # the folders were remembered
