@@ -21,21 +21,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from minhashdup._version import __version__
-from minhashdup.analysis.evaluate import REPEATS, Evaluation, check_bins
-from minhashdup.analysis.evaluate import evaluate as _evaluate
-from minhashdup.analysis.tuning import Tuning, tuning
 from minhashdup.ci import review as _review
 from minhashdup.ci.review import Review
 from minhashdup.config import Config, usable_cores
-from minhashdup.core.sketch import LSHIndex, MinHash
+from minhashdup.core.limits import REPEATS
 from minhashdup.engine import pipeline as _pipeline
-from minhashdup.engine.pipeline import ProgressFactory, collect, find_pairs
+from minhashdup.engine.pipeline import collect
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
 from minhashdup.report.families import TABLE_LIMIT
 from minhashdup.result import Cluster, Pair, Result, Stats
@@ -44,6 +40,34 @@ from minhashdup.source.paths import PathArg, PathsArg, path_list
 
 if TYPE_CHECKING:
     from minhashdup.analysis.compare import Comparison
+    from minhashdup.analysis.evaluate import Evaluation
+    from minhashdup.analysis.tuning import Tuning
+    from minhashdup.core.sketch import LSHIndex, MinHash
+    from minhashdup.engine.pipeline import ProgressFactory
+    from minhashdup.engine.stages import find_pairs
+
+#: Names of the package imported when first used: numpy and the analyses are not needed to
+#: start the command (a cached scan replays without them).
+_LAZY = {
+    "Evaluation": "minhashdup.analysis.evaluate",
+    "Tuning": "minhashdup.analysis.tuning",
+    "LSHIndex": "minhashdup.core.sketch",
+    "MinHash": "minhashdup.core.sketch",
+    "Comparison": "minhashdup.analysis.compare",
+    "find_pairs": "minhashdup.engine.stages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minhashdup' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Cluster",
@@ -320,6 +344,9 @@ def evaluate(
         InputPathError: a path does not exist.
     """
     config, _ = _options("evaluate", options, config, None, review_allowed=False)
+    from minhashdup.analysis.evaluate import check_bins
+    from minhashdup.analysis.evaluate import evaluate as _evaluate
+
     check_bins(low, repeats)  # before minutes of lexing
     corpus = collect(path_list(paths), config, progress)
     return _evaluate(corpus, config, low, repeats=repeats)
@@ -338,6 +365,8 @@ def tune(threshold: float = 0.5, *, max_hashes: int = 128, min_recall: float = 0
         >>> f"{best.bands} x {best.rows}"
         '5 x 2'
     """
+    from minhashdup.analysis.tuning import tuning
+
     return tuning(threshold, max_hashes, min_recall, bits)
 
 
@@ -353,6 +382,8 @@ def _options(
     allowed = (_CONFIG_FIELDS if config_allowed else frozenset()) | (_REVIEW_FIELDS if review_allowed else frozenset())
     for name in options:
         if name not in allowed:
+            import difflib
+
             close = difflib.get_close_matches(name, sorted(allowed), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise TypeError(f"{call}() got an unexpected keyword argument {name!r}{hint}")

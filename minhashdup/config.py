@@ -13,8 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from minhashdup.core.bands import MAX_HASHES
-from minhashdup.core.completion import DEFAULT_CAP
+from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.ignore import compile_globs
 from minhashdup.source.normalise import Normalisation

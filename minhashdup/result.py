@@ -7,8 +7,6 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.core.runs import pairs_among
-
 #: 2: ``groups`` of identical files; a large group lists only some of its pairs (see :class:`Group`).
 SCHEMA_VERSION = 2
 
@@ -82,7 +80,7 @@ class Group:
     """Files whose shingle sets are identical (Jaccard 1.0 between any two of them).
 
     A group of ``n`` files stands for ``n (n - 1) / 2`` pairs. All of them are listed in
-    ``Result.pairs`` while that is at most ``minhashdup.core.pairs.MAX_LISTED_PAIRS`` (1,000, a group
+    ``Result.pairs`` while that is at most ``minhashdup.core.limits.MAX_LISTED_PAIRS`` (1,000, a group
     of up to 45 files); a larger group lists its first file (by path) paired with each other
     one: ``pairs_listed = n - 1``. Likewise, two groups whose sets are similar list every pair
     across them while that is at most the bound, else only the pair of their first files. Every
@@ -96,7 +94,8 @@ class Group:
     @property
     def pairs_total(self) -> int:
         """Pairs of files inside the group: ``n (n - 1) / 2``."""
-        return pairs_among(len(self.files))
+        n = len(self.files)
+        return n * (n - 1) // 2
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys, for JSON."""

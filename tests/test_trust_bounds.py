@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from minhashdup import Config, scan
 from minhashdup.cli import cli
 from minhashdup.core import exact as exact_mod
-from minhashdup.core import pairs as listing
+from minhashdup.core import limits
 from minhashdup.core.bands import candidate_pairs
 from minhashdup.core.signature import estimate, pair_estimates
 from minhashdup.errors import ExitCode
@@ -87,7 +87,7 @@ def test_a_group_within_the_bound_lists_every_pair(make_tree: TreeFactory) -> No
 def test_two_large_similar_groups_list_the_pair_of_their_first_files(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(listing, "MAX_LISTED_PAIRS", 10)
+    monkeypatch.setattr(limits, "MAX_LISTED_PAIRS", 10)
     text = source(3)
     files = {f"a{i}.py": text for i in range(6)} | {f"b{i}.py": edited(text) for i in range(5)}
     files |= {"x0.py": source(4), "x1.py": source(4)}  # a small group: listed whole
@@ -116,7 +116,7 @@ def test_gate_and_baseline_see_every_file_of_a_large_group(
 ) -> None:
     """A file new to a group listed in part is a new pair; deleting the file that anchors the
     listing (which lists the group otherwise) adds none."""
-    monkeypatch.setattr(listing, "MAX_LISTED_PAIRS", 3)
+    monkeypatch.setattr(limits, "MAX_LISTED_PAIRS", 3)
     text = source(5)
     tree = make_tree({f"g{i}.py": text for i in range(1, 5)} | {"other.py": source(6)})
     baseline = str(tree / "dups.json")
@@ -148,7 +148,7 @@ def test_gate_and_baseline_see_every_file_of_a_large_group(
 
 
 def test_library_result_carries_the_groups(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(listing, "MAX_LISTED_PAIRS", 1)
+    monkeypatch.setattr(limits, "MAX_LISTED_PAIRS", 1)
     tree = make_tree({f"s{i}.py": source(7) for i in range(3)})
     result = scan([str(tree)], Config(cache=False))
     (group,) = result.groups

@@ -15,8 +15,9 @@ import numpy.typing as npt
 from minhashdup.config import Config
 from minhashdup.core import exact, signature
 from minhashdup.core.bands import candidate_probability
+from minhashdup.core.limits import REPEATS, pairs_among
 from minhashdup.core.pairs import Corpus, Prepared
-from minhashdup.core.runs import pair_codes, pairs_among
+from minhashdup.core.runs import pair_codes
 from minhashdup.core.signature import Family
 from minhashdup.engine.stages import LocalReps, complete_families, edge_floor, lsh_candidates, prepare, rep_signatures
 from minhashdup.errors import check_share, check_whole
@@ -25,10 +26,6 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: Seeds ``evaluate`` runs by default: the configured one and the next 29. One seed's recall
-#: in a bin strays from P(s) by several points on a real tree (families of similar files win
-#: or lose together); the mean over 30 seeds has a sixth of that spread.
-REPEATS = 30
 
 #: Seeds are 64-bit words: the repeat seeds after the configured one wrap modulo 2**64.
 SEED_SPACE = 2**64

@@ -78,7 +78,7 @@ def tuning(threshold: float = 0.5, max_hashes: int = 128, min_recall: float = 0.
 
     Args:
         threshold: the similarity pairs must reach, above 0 and at most 1.
-        max_hashes: signature budget, 2 to :data:`~minhashdup.core.bands.MAX_HASHES`: settings with
+        max_hashes: signature budget, 2 to :data:`~minhashdup.core.limits.MAX_HASHES`: settings with
             more ``bands * rows`` are not listed.
         min_recall: the chance, above 0 and below 1, that a pair at the threshold becomes a
             candidate, which the recommendation must reach.

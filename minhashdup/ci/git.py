@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,8 @@ from typing import TYPE_CHECKING
 from minhashdup.errors import MinhashdupError
 
 if TYPE_CHECKING:
+    import subprocess
+
     from minhashdup.analysis.regions import Project
 
 _GIT_TIMEOUT = 120
@@ -240,6 +241,8 @@ def _filter_drivers(folder: str) -> list[str]:
 
 
 def _run(folder: str, args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    import subprocess  # not at start-up: a scan without a review runs no git
+
     try:
         return subprocess.run(
             ["git", "--no-pager", "-C", folder, *args],

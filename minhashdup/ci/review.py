@@ -21,8 +21,7 @@ from typing import Any
 from minhashdup.ci import baseline as baselines
 from minhashdup.ci import git as project
 from minhashdup.ci.git import relative
-from minhashdup.core import pairs as listing
-from minhashdup.core.runs import pairs_among
+from minhashdup.core.limits import listed_across, listed_within, pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
 from minhashdup.result import Pair, Result, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
@@ -176,7 +175,7 @@ def _members(result: Result) -> Callable[[str], tuple[str, ...]]:
 
 def _partial_across(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
     """Whether a row between two different groups stands for more pairs than itself."""
-    return first != second and listing.listed_across(len(first), len(second)) < len(first) * len(second)
+    return first != second and listed_across(len(first), len(second)) < len(first) * len(second)
 
 
 def _touching(result: Result, changed: set[str]) -> Callable[[Pair], bool]:
@@ -204,7 +203,7 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
     total = 0
     for p in result.pairs:
         first, second = members(p.a), members(p.b)
-        if first == second and listing.listed_within(len(first)) < pairs_among(len(first)):
+        if first == second and listed_within(len(first)) < pairs_among(len(first)):
             continue  # a row of a partly listed group: counted below, once per group
         if _partial_across(first, second):
             total += new_pair_count(first, second, p.jaccard, recorded, tolerance, changed)

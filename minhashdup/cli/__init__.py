@@ -25,7 +25,6 @@ from minhashdup.cli.options import CONFIG_FILE_KEY, flag
 from minhashdup.cli.output import silence
 from minhashdup.cli.scan import scan_command
 from minhashdup.cli.tools import compare_command, evaluate_command, tune_command
-from minhashdup.engine.parallel import stop_workers
 from minhashdup.errors import ExitCode, MinhashdupError
 from minhashdup.report.terminal import printable
 
@@ -98,7 +97,9 @@ def exit_code(exc: BaseException) -> ExitCode | int:
         _error(exc.spelled(flag))
         return ExitCode.USAGE
     if isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt, _Terminated)):
-        stop_workers()
+        pools = sys.modules.get("minhashdup.engine.parallel")  # not imported: no worker to stop
+        if pools is not None:
+            pools.stop_workers()
         click.echo("minhashdup: terminated" if isinstance(exc, _Terminated) else "minhashdup: interrupted", err=True)
         return ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED
     if os.environ.get("MINHASHDUP_DEBUG"):

@@ -29,7 +29,6 @@ from minhashdup.cli.options import (
 from minhashdup.cli.output import progress_factory, stderr_may_close, write
 from minhashdup.cli.settings import config_option
 from minhashdup.config import Config
-from minhashdup.core.bands import candidate_probability
 from minhashdup.errors import ExitCode
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
@@ -223,6 +222,8 @@ def _threshold_hint(config: Config, quiet: bool) -> None:
     given = {n for n in ("threshold", "bands", "rows") if ctx.get_parameter_source(n) != ParameterSource.DEFAULT}
     if quiet or config.exact or given != {"threshold"}:
         return
+    from minhashdup.core.bands import candidate_probability  # numpy: when the hint is due
+
     p = float(candidate_probability(config.threshold, config.bands, config.rows, config.bits))
     if p >= 0.9:
         return

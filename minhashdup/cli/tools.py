@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 import minhashdup
-from minhashdup.analysis.evaluate import REPEATS
 from minhashdup.cli.options import (
     bits_option,
     config_from,
@@ -27,6 +26,7 @@ from minhashdup.cli.options import (
 )
 from minhashdup.cli.output import NO_OUTPUT, progress_factory, write
 from minhashdup.cli.settings import config_option
+from minhashdup.core.limits import REPEATS
 
 
 @click.command(

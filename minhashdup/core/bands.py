@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace
+from minhashdup.core.limits import MAX_HASHES
 from minhashdup.core.runs import code_pairs, distinct, pairs_in_runs, runs, unordered_codes
 from minhashdup.errors import check_share, check_threshold, check_whole
 
@@ -133,10 +134,6 @@ def bucket_pairs(
     return distinct(np.concatenate([np.empty(0, dtype=np.int64), *codes])), over
 
 
-#: The most hashes a scan's signature may hold (``bands * rows``): what ``tune`` and
-#: ``LSHIndex(threshold=...)`` may choose from.
-MAX_HASHES = 8192
-
 #: Similarities at which ``tune`` shows P(s).
 TUNE_SIMILARITIES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -194,7 +191,7 @@ def tune(threshold: float, max_hashes: int = 128, min_recall: float = 0.99, bits
     hashes, then rows.
 
     Raises:
-        ConfigError: a value out of range (``max_hashes`` from 2 to :data:`MAX_HASHES`), naming
+        ConfigError: a value out of range (``max_hashes`` from 2 to :data:`~minhashdup.core.limits.MAX_HASHES`), naming
             the parameter: ``minhashdup tune`` and ``LSHIndex(threshold=...)`` both ask here.
 
     Example:

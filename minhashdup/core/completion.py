@@ -37,15 +37,13 @@ import numpy.typing as npt
 
 from minhashdup.core.exact import SetSource, size_bound, sources
 from minhashdup.core.hashing import UInt64Array
+from minhashdup.core.limits import DEFAULT_CAP
 from minhashdup.core.runs import code_pairs, distinct, pair_codes, pairs_in_runs, runs, unordered_codes
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 _Found = list[tuple[IntArray, IntArray, FloatArray]]  # new pairs, their common shingles, their Jaccard
-
-#: Default of ``cap``: completion checks per file, and partners a file passes on.
-DEFAULT_CAP = 100
 
 #: Edges of the completion graph reach this share of the threshold (see :func:`near`).
 NEAR_SHARE = 0.7

@@ -11,6 +11,21 @@ import hashlib
 import numpy as np
 import numpy.typing as npt
 
+from minhashdup.core.digest import content_digest
+
+__all__ = [
+    "U64",
+    "UInt64Array",
+    "content_digest",
+    "first_step",
+    "hash_bytes",
+    "hash_text",
+    "mix64",
+    "mix64_after_first_inplace",
+    "mix64_inplace",
+    "seed_sequence",
+]
+
 U64 = np.uint64
 UInt64Array = npt.NDArray[np.uint64]
 
@@ -88,12 +103,3 @@ def hash_text(text: str) -> int:
 def hash_bytes(data: bytes) -> int:
     """Stable 64-bit hash of bytes (BLAKE2b)."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
-
-
-def content_digest(data: bytes) -> bytes:
-    """16-byte BLAKE2b digest of a file's bytes: what the cache keys a file's content by.
-
-    Here, beside the other stable hashes, because both the lexing workers (the digest of the
-    very bytes they lexed) and the cache (a file's digest before lexing) compute it.
-    """
-    return hashlib.blake2b(data, digest_size=16).digest()

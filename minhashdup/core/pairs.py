@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from minhashdup.core import cluster
+from minhashdup.core import cluster, limits
 from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.runs import pair_codes, pairs_among, rows
+from minhashdup.core.limits import listed_across, listed_within, pairs_among
+from minhashdup.core.runs import pair_codes, rows
 from minhashdup.core.signature import Family, truncate
 from minhashdup.errors import ScanLimitError
 from minhashdup.result import Cluster, Group, Pair, Skip, SkipReason, Stats
@@ -184,25 +185,6 @@ def rep_signatures(prep: Prepared, family: Family, bits: int = 64) -> UInt64Arra
     return truncate(full, bits)
 
 
-#: A group of identical files, or two similar groups, standing for more file pairs than this
-#: lists only some of them (see :func:`expand`), so that the listing grows with the number of
-#: files and not with its square. Every group of up to 45 files is listed whole.
-MAX_LISTED_PAIRS = 1_000
-
-
-def listed_within(n: int) -> int:
-    """Rows listed for an identical group of ``n`` files: all its pairs while they are at most
-    :data:`MAX_LISTED_PAIRS`, else its first file with each other one (``n - 1``)."""
-    total = pairs_among(n)
-    return total if total <= MAX_LISTED_PAIRS else n - 1
-
-
-def listed_across(na: int, nb: int) -> int:
-    """Rows listed between two similar groups of ``na`` and ``nb`` files: every pair while they
-    are at most :data:`MAX_LISTED_PAIRS`, else the pair of their first files."""
-    return na * nb if na * nb <= MAX_LISTED_PAIRS else 1
-
-
 def named_groups(paths: Sequence[str], sizes: np.ndarray, groups: Groups) -> list[Group]:
     """Each group of identical sets by path (sorted: the first file anchors a partial listing),
     with its set's size and the number of pairs inside it that :func:`expand` lists."""
@@ -221,7 +203,7 @@ def check_listed(groups: list[Group], ok: np.ndarray, limit: int) -> None:
         ScanLimitError: more rows than ``limit``; the message names the parameters to change.
     """
     between = _file_pairs(groups, ok)
-    rows = sum(g.pairs_listed for g in groups) + int(np.where(between <= MAX_LISTED_PAIRS, between, 1).sum())
+    rows = sum(g.pairs_listed for g in groups) + int(np.where(between <= limits.MAX_LISTED_PAIRS, between, 1).sum())
     if rows > limit:
         raise ScanLimitError(
             "{rows:,} verified pairs exceed {0} {limit:,} (about {mib:,} MiB); raise {1}, narrow the {2}, or raise {0}",
@@ -252,7 +234,7 @@ def expand(
 
     Inside a group every pair is at J = 1; between two groups every pair has the
     representatives' J. Every pair is listed while a group, or two groups, stand for at most
-    :data:`MAX_LISTED_PAIRS` file pairs; beyond, a group lists its first file with each other
+    :data:`~minhashdup.core.limits.MAX_LISTED_PAIRS` file pairs; beyond, a group lists its first file with each other
     one, and two groups the pair of their first files: memory grows with the files, the count
     stays exact.
     """

@@ -6,10 +6,12 @@ Pairs come out in chunks of bounded size, so a large run costs time, never a bur
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from minhashdup.core.limits import pairs_among
 
 IntArray = npt.NDArray[np.int64]
 
@@ -17,8 +19,6 @@ IntArray = npt.NDArray[np.int64]
 CHUNK_PAIRS = 4_000_000
 #: Rows turned into Python values at a time by :func:`rows`.
 ROW_BLOCK = 65_536
-
-_Count = TypeVar("_Count", int, IntArray)
 
 
 def rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
@@ -31,16 +31,6 @@ def rows(*columns: np.ndarray) -> Iterator[tuple[Any, ...]]:
     """
     for start in range(0, len(columns[0]), ROW_BLOCK):
         yield from zip(*(c[start : start + ROW_BLOCK].tolist() for c in columns), strict=True)
-
-
-def pairs_among(n: _Count) -> _Count:
-    """The number of unordered pairs of ``n`` things, n(n-1)/2 (``n`` an int or an array).
-
-    Example:
-        >>> pairs_among(4), pairs_among(np.array([0, 1, 2])).tolist()
-        (6, [0, 0, 1])
-    """
-    return n * (n - 1) // 2
 
 
 def runs(sorted_keys: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray]:

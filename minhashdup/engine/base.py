@@ -13,16 +13,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from minhashdup.config import Config
-from minhashdup.core.pairs import Corpus
-from minhashdup.core.signature import Family
 from minhashdup.result import Skip, Stats
 from minhashdup.source.extracted import Extracted, screened
 from minhashdup.source.walk import FileEntry
+
+if TYPE_CHECKING:  # numpy: not for a scan that replays its stored result
+    from minhashdup.core.pairs import Corpus
+    from minhashdup.core.signature import Family
 
 
 class ProgressBar(Protocol):
@@ -87,6 +87,10 @@ class Engine(Protocol):
 def corpus_of(walked: Walked, items: Sequence[Extracted], warnings: list[str], stats: Stats, family: Family) -> Corpus:
     """The :class:`Corpus` of ``walked.files`` from their :class:`Extracted` (one each, in
     order, signed under ``family``): any engine that runs ``extract_file`` can build it so."""
+    import numpy as np
+
+    from minhashdup.core.pairs import Corpus
+
     corpus = Corpus([], [], [], list(walked.skips), warnings, stats, family=family)
     cpu = np.zeros(4)
     for entry, item in zip(walked.files, items, strict=True):

@@ -1,15 +1,12 @@
 """Content-addressed store of per-file shingles and signatures, in SQLite (WAL mode).
 
-A file's key is a hash of everything that decides its shingles: its bytes, its name (the
-lexer is chosen by name, then content), the shingle size, the pygments version and this
-cache's format. So an unchanged file is never lexed twice, and any change that could alter
-its shingles misses. Signatures are stored per key and hash family (seed, K).
-
-WAL mode lets two scans share the cache and survives a scan killed at any moment; a cache
-file that is corrupt or not ours is moved aside and rebuilt, with a warning, never fatal.
-
-Entries record when they were last used (marked at most once a day), and the cache is
-pruned once a day after a scan, or on demand (:mod:`minhashdup.engine.prune`).
+A file's key is a hash of everything that decides its shingles: its bytes, its name (the lexer is
+chosen by it or a shebang), the shingle size, the pygments version and this cache's format: an unchanged
+file is never lexed twice, and any change that could alter its shingles misses. Signatures are
+stored per key and hash family (seed, K). WAL mode lets two scans share the cache and survives a
+scan killed at any moment; a corrupt or foreign cache file is moved aside and rebuilt, with a
+warning, never fatal. Entries record when they were last used (at most daily); the cache is
+pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
 """
 
 from __future__ import annotations
@@ -23,16 +20,17 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
-from minhashdup.core.hashing import UInt64Array
-from minhashdup.core.signature import Family
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
+
+if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads none
+    from minhashdup.core.hashing import UInt64Array
+    from minhashdup.core.signature import Family
 
 #: Bump when token or shingle hashing changes, or when entries written before may be wrong: the
 #: cache file is named after it, so entries of another format (stat rows included) are never
@@ -396,5 +394,7 @@ class Cache:
 
 def _array(blob: bytes) -> UInt64Array:
     """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian."""
+    import numpy as np
+
     words = np.frombuffer(blob, dtype="<u8")
     return words if sys.byteorder == "little" else words.astype(np.uint64)

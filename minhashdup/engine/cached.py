@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -24,11 +25,11 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minhashdup._version import __version__
 from minhashdup.config import Config
-from minhashdup.core.hashing import content_digest
-from minhashdup.core.signature import Family
+from minhashdup.core.digest import content_digest
 from minhashdup.engine.base import Extractor
 from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, default_dir, family_name, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
@@ -37,6 +38,9 @@ from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
+
+if TYPE_CHECKING:
+    from minhashdup.core.signature import Family
 
 #: Files named one by one in the warnings about files that changed during a scan.
 CHANGED_SHOWN = 10
@@ -72,12 +76,18 @@ class CachedFiles:
 
     def __init__(self, store: Cache, config: Config) -> None:
         self.store, self.config = store, config
-        self.family = Family(config.seed, config.num_hashes)
         self._files: Sequence[FileEntry] | None = None
         self._keys: list[bytes | None] = []
         self._held: dict[int, bytes] = {}  # index in _files -> the bytes its digest was taken of
         self._result_key: bytes | None = None
         self._settled = False  # extraction added no warning: the scan's result may be kept
+
+    @functools.cached_property
+    def family(self) -> Family:
+        """The scan's hash family (numpy: made only when signatures are)."""
+        from minhashdup.core.signature import Family
+
+        return Family(self.config.seed, self.config.num_hashes)
 
     def keys(self, files: Sequence[FileEntry]) -> list[bytes | None]:
         """Each file's cache key (:func:`file_keys`), computed once for a list of files."""

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from minhashdup.config import Config
-from minhashdup.core.pairs import Corpus
-from minhashdup.core.signature import Family
 from minhashdup.engine.base import Extractor, ProgressBar, ProgressFactory, Walked, corpus_of
 from minhashdup.engine.cached import CachedFiles
 from minhashdup.result import Stats
 from minhashdup.source.extracted import Extracted, bare
 from minhashdup.source.walk import FileEntry
+
+if TYPE_CHECKING:
+    from minhashdup.core.pairs import Corpus
 
 
 class LocalEngine:
@@ -73,6 +75,8 @@ class LocalEngine:
         # lexed: files lexed; copies: files that took the result of a byte-identical one lexed
         stats.cache = {"hits": len(whole.files) - lexed, "lexed": lexed - copies, "copies": copies, "result": 0}
         stats.seconds = {"walk": whole.seconds, "lex": time.perf_counter() - whole.ended}
+        from minhashdup.core.signature import Family  # numpy: not for a scan that replays
+
         return corpus_of(whole, items, whole.warnings, stats, Family(config.seed, config.num_hashes))
 
     def _lex(

@@ -17,18 +17,20 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from minhashdup.config import Config
-from minhashdup.core.pairs import Corpus
-from minhashdup.core.shingles import jaccard
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
-from minhashdup.engine.stages import complete_families, find_pairs
 from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.parquet import Dataset, Filters, open_dataset, read_parts
 from minhashdup.source.paths import PathsArg, path_list
 from minhashdup.source.walk import FileEntry, Kinds, walk
+
+if TYPE_CHECKING:  # numpy and the stages: not for a scan that replays its stored result
+    from minhashdup.core.pairs import Corpus
+    from minhashdup.engine.stages import complete_families, find_pairs
 
 __all__ = [
     "Engine",
@@ -41,6 +43,15 @@ __all__ = [
     "scan",
     "scan_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The pair stages, re-exported here, imported when first asked for."""
+    if name in ("find_pairs", "complete_families"):
+        from minhashdup.engine import stages
+
+        return getattr(stages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: ProgressFactory | None = None) -> Result:
@@ -78,12 +89,14 @@ def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: Prog
         return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
 
     with cached.session(config, walked.warnings) as cache:
+        stored = cache.replay(walked.files, walked.skips) if cache is not None else None
+        if stored is not None:
+            return _replayed(stored, walked)
+        from minhashdup.engine.stages import find_pairs
+
         engine: Engine = LocalEngine(progress, cache)  # the seam: another engine plugs in here
         if cache is None:
             return with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, None)
-        stored = cache.replay(walked.files, walked.skips)
-        if stored is not None:
-            return _replayed(stored, walked)
         return cache.keep(with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, cache))
 
 
@@ -113,6 +126,8 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
                 part.files, part.skips, warnings if k == 0 and only is None else [], part.seconds, time.perf_counter()
             )
 
+    from minhashdup.engine.stages import find_pairs
+
     with cached.session(config, warnings) as cache:
         corpus = LocalEngine(progress, cache).collect_parts(parts(None), config, total=opened.rows)
         result = with_verbatim(find_pairs(corpus, config), parts, config, cache)
@@ -130,6 +145,8 @@ def with_verbatim(
     stored them)."""
     if not config.normalisation.active or not result.pairs:
         return result
+    from minhashdup.core.shingles import jaccard
+
     t0 = time.perf_counter()
     plain = dataclasses.replace(config, ignore_identifiers=False, ignore_literals=False, max_df=None)
     named = {path for p in result.pairs for path in (p.a, p.b)}

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from minhashdup.core.pairs import listed_across
+from minhashdup.core.limits import listed_across
 from minhashdup.result import Cluster, Group, Pair, Result
 
 #: Rows of the table by default: with a family's heading rows, the rules between families,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from typing import TextIO
@@ -71,7 +70,7 @@ def _create_beside(target: str) -> tuple[int, str]:
     folder, name = os.path.split(target)
     folder = folder or "."
     while True:
-        temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        temporary = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
         try:
             return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
         except FileExistsError:

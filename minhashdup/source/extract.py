@@ -19,7 +19,7 @@ from minhashdup.core.hashing import content_digest
 from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
-from minhashdup.source.extracted import NONE, Extracted, screened
+from minhashdup.source.extracted import Extracted, no_shingles, screened
 from minhashdup.source.kinds import generated_marker, not_code
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
@@ -33,6 +33,9 @@ from minhashdup.source.tokens import (
 )
 
 __all__ = ["NONE", "Extracted", "alike", "extract_file"]
+
+#: The shingles of a file that has none (a skip).
+NONE = no_shingles()
 
 
 class LexTimeout(BaseException):

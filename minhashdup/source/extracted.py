@@ -6,16 +6,23 @@ were read already) and what it gives back (:class:`Extracted`): kept apart from
 from __future__ import annotations
 
 import dataclasses
+import functools
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from minhashdup.core.hashing import UInt64Array
 from minhashdup.result import SkipReason
 from minhashdup.source.kinds import not_code
 from minhashdup.source.walk import FileEntry
 
-#: The shingles of a file that has none (a skip).
-NONE = np.empty(0, dtype=np.uint64)
+if TYPE_CHECKING:  # numpy: not for a scan that replays without a single array
+    from minhashdup.core.hashing import UInt64Array
+
+
+@functools.cache
+def no_shingles() -> UInt64Array:
+    """The shingles of a file that has none (a skip): one empty array, made when first needed."""
+    import numpy as np
+
+    return np.empty(0, dtype=np.uint64)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +50,7 @@ class ReadEntry(FileEntry):
 class Extracted:
     """What one file gave: its shingle set, or why it has none.
 
-    ``digest`` is the content digest (:func:`minhashdup.core.hashing.content_digest`) of the very
+    ``digest`` is the content digest (:func:`minhashdup.core.digest.content_digest`) of the very
     bytes that were lexed, ``None`` when none could be read: the cache stores the shingles
     under it, never under a digest taken earlier, when the file may have held other bytes.
     ``generated`` is the generated header the content holds (:func:`.kinds.generated_marker`),
@@ -72,20 +79,22 @@ def screened(item: Extracted, name: str, check_generated: bool, data_ok: bool) -
     cache keeps facts (a header, a lexer) and each scan decides by its own options.
 
     Example:
-        >>> item = Extracted(0, np.empty(0, np.uint64), lexer="JSON")
+        >>> item = Extracted(0, no_shingles(), lexer="JSON")
         >>> screened(item, "a.json", False, False).skip, screened(item, "a.json", False, True).skip
         (<SkipReason.NOT_CODE: 'not-code'>, None)
     """
     if check_generated and item.generated and item.skip in (None, SkipReason.NO_LEXER):  # whatever its language
         return dataclasses.replace(
-            item, shingles=NONE, signature=None, skip=SkipReason.GENERATED, detail=item.generated
+            item, shingles=no_shingles(), signature=None, skip=SkipReason.GENERATED, detail=item.generated
         )
     if item.skip not in (None, SkipReason.NO_LEXER):
         return item
     why = "" if data_ok else not_code(name, item.lexer)  # a lockfile without a lexer too
     if why:
         detail = f"{why}; --include a glob matching it, or name it, to scan it"
-        return dataclasses.replace(item, shingles=NONE, signature=None, skip=SkipReason.NOT_CODE, detail=detail)
+        return dataclasses.replace(
+            item, shingles=no_shingles(), signature=None, skip=SkipReason.NOT_CODE, detail=detail
+        )
     return item
 
 
