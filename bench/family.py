@@ -48,7 +48,7 @@ from minhashdup.core.bands import candidate_probability
 from minhashdup.core.pairs import comparable
 from minhashdup.core.runs import pair_codes
 from minhashdup.core.shingles import intersection_size
-from minhashdup.engine.pipeline import lsh_candidates, prepare, rep_signatures
+from minhashdup.engine.stages import lsh_candidates, prepare, rep_signatures
 
 WORDS = (  # noqa: SIM905
     "alpha beta gamma delta count total index value item node left right key data size path name "
