@@ -7,6 +7,8 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
+from minhashdup.core.limits import pairs_among
+
 #: 2: ``groups`` of identical files; a large group lists only some of its pairs (see :class:`Group`).
 SCHEMA_VERSION = 2
 
@@ -94,8 +96,7 @@ class Group:
     @property
     def pairs_total(self) -> int:
         """Pairs of files inside the group: ``n (n - 1) / 2``."""
-        n = len(self.files)
-        return n * (n - 1) // 2
+        return pairs_among(len(self.files))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict with stable keys, for JSON."""

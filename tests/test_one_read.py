@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from minhashdup import Config, scan
-from minhashdup.core.hashing import content_digest
+from minhashdup.core.digest import content_digest
 from minhashdup.engine import cached, parallel
 from minhashdup.engine import workers as workers_module
 from minhashdup.result import Result, SkipReason

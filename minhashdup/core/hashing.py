@@ -11,21 +11,6 @@ import hashlib
 import numpy as np
 import numpy.typing as npt
 
-from minhashdup.core.digest import content_digest
-
-__all__ = [
-    "U64",
-    "UInt64Array",
-    "content_digest",
-    "first_step",
-    "hash_bytes",
-    "hash_text",
-    "mix64",
-    "mix64_after_first_inplace",
-    "mix64_inplace",
-    "seed_sequence",
-]
-
 U64 = np.uint64
 UInt64Array = npt.NDArray[np.uint64]
 

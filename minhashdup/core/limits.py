@@ -5,9 +5,13 @@ in sight) import this, not the algorithms.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-_Count = TypeVar("_Count")
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+_Count = TypeVar("_Count", int, "npt.NDArray[np.int64]")
 
 #: The most hashes a scan's signature may hold (``bands * rows``): what ``tune`` and
 #: ``LSHIndex(threshold=...)`` may choose from.
@@ -36,7 +40,7 @@ def pairs_among(n: _Count) -> _Count:
         >>> pairs_among(4), pairs_among(np.array([0, 1, 2])).tolist()
         (6, [0, 0, 1])
     """
-    return n * (n - 1) // 2  # type: ignore[operator,return-value]
+    return n * (n - 1) // 2
 
 
 def listed_within(n: int) -> int:

@@ -1,12 +1,12 @@
 """Content-addressed store of per-file shingles and signatures, in SQLite (WAL mode).
 
-A file's key is a hash of everything that decides its shingles: its bytes, its name (the lexer is
-chosen by it or a shebang), the shingle size, the pygments version and this cache's format: an unchanged
-file is never lexed twice, and any change that could alter its shingles misses. Signatures are
-stored per key and hash family (seed, K). WAL mode lets two scans share the cache and survives a
-scan killed at any moment; a corrupt or foreign cache file is moved aside and rebuilt, with a
-warning, never fatal. Entries record when they were last used (at most daily); the cache is
-pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
+A file's key is a hash of everything that decides its shingles: its bytes, its name (which, or a
+shebang, chooses the lexer), the shingle size, the pygments version and this cache's format: an
+unchanged file is never lexed twice, and any change that could alter its shingles misses.
+Signatures are stored per key and hash family (seed, K). WAL mode lets two scans share the cache
+and survives a scan killed at any moment; a corrupt or foreign cache file is moved aside and
+rebuilt, with a warning, never fatal. Entries record when they were last used (at most daily);
+the cache is pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
 """
 
 from __future__ import annotations

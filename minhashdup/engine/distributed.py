@@ -208,8 +208,8 @@ class DaskReps:
     def _pieces(self, ids: IntArray) -> dict[int, Any]:
         """For each shard a pair of ``ids`` needs, a task that keeps just the files it needs of it
         (:func:`.shards.pick`, run where the shard is): a check moves those sets, not two shards."""
-        where = self.shard_of(ids.reshape(-1))
         numbers = ids.reshape(-1)
+        where = self.shard_of(numbers)
         order = np.argsort(where, kind="stable")
         pieces = {}
         for start, size in zip(*runs(where[order]), strict=True):

@@ -20,7 +20,7 @@ from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
-from minhashdup.source.extracted import Extracted, ReadEntry
+from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB
 from minhashdup.source.walk import FileEntry
@@ -212,7 +212,7 @@ class _Workers:
         except BrokenProcessPool:
             ((index, *_),), *_ = singles[done]
             died = "the worker process died on this file"
-            yield [Extracted(index, extract.NONE, skip=SkipReason.LEX_ERROR, detail=died)]
+            yield [Extracted(index, no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
                 self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")

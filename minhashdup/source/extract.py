@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from minhashdup.core.hashing import content_digest
+from minhashdup.core.digest import content_digest
 from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
@@ -32,10 +32,7 @@ from minhashdup.source.tokens import (
     token_texts_with_types,
 )
 
-__all__ = ["NONE", "Extracted", "alike", "extract_file"]
-
-#: The shingles of a file that has none (a skip).
-NONE = no_shingles()
+__all__ = ["Extracted", "alike", "extract_file"]
 
 
 class LexTimeout(BaseException):
@@ -108,7 +105,7 @@ def extract_file(
     content = _content(path, max_size, data)
     if isinstance(content, tuple):
         skip, detail = content
-        return Extracted(index, NONE, skip=skip, detail=detail)
+        return Extracted(index, no_shingles(), skip=skip, detail=detail)
     digest = content_digest(content)
     name = os.path.basename(path)
     same = None if seen is None else (digest, alike(name, check_generated, data_ok))
@@ -153,9 +150,9 @@ def _from_content(
     family, the engine and the normalisation)."""
     shingle, family, engine, norm = how
     if b"\0" in content:
-        return Extracted(index, NONE, skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
+        return Extracted(index, no_shingles(), skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(content)
-    base = Extracted(index, NONE, not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
+    base = Extracted(index, no_shingles(), not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
     t1 = time.process_time()
     lexed = _lexed(base, name, text, (engine, norm), timeout, screen)
     if isinstance(lexed, Extracted):
