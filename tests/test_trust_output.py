@@ -536,10 +536,71 @@ def test_sigterm_stops_the_workers_and_exits_143(slow_scan: Any, many_files: Pat
         out, err = proc.communicate(timeout=HANG_GUARD)  # EOF on stdout: no worker holds it open
     except subprocess.TimeoutExpired:
         pytest.fail("stdout stayed open after SIGTERM: some process still holds it")
-    assert proc.returncode == ExitCode.TERMINATED == 143
-    assert err.decode() == "minhashdup: terminated\n"
+    assert (proc.returncode, err.decode()) == (ExitCode.TERMINATED, "minhashdup: terminated\n")  # stderr says why not
+    assert ExitCode.TERMINATED == 143
     assert out == b""
     assert _survivors(found) == []
+
+
+SWALLOWED = textwrap.dedent(
+    """
+    import signal, sys, time, weakref
+
+    import minhashdup.cli as cli
+
+    cli._handle_sigterm()  # what main() does
+
+
+    class Module:
+        pass
+
+
+    try:
+        module = Module()
+        # importlib's module locks have such callbacks: a signal handler may run inside one
+        lock = weakref.ref(module, lambda ref: signal.raise_signal(signal.SIGTERM))
+        del module
+        time.sleep(10)
+        print("the SIGTERM was lost")
+    except cli._Terminated:
+        print("terminated")
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="POSIX signals")
+def test_a_sigterm_swallowed_by_a_finaliser_is_delivered_again() -> None:
+    """Python prints an exception raised in a weak reference's callback or a ``__del__`` and goes
+    on: a SIGTERM handled there would be lost and the scan would finish with 0. The CLI sends it
+    again once the finaliser is over."""
+    done = subprocess.run([sys.executable, "-c", SWALLOWED], capture_output=True, timeout=HANG_GUARD, check=False)
+    assert (done.stdout.decode(), done.stderr.decode()) == ("terminated\n", "")
+
+
+REPLACED = textwrap.dedent(
+    """
+    import signal
+
+    import minhashdup.cli as cli
+
+    cli._handle_sigterm()
+    try:
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        finally:
+            raise OSError("handle is closed")  # a clean-up failing on the way out
+    except OSError as err:
+        print(int(cli.exit_code(err)))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="POSIX signals")
+def test_a_failure_after_a_sigterm_is_the_scan_being_stopped() -> None:
+    """A clean-up that fails while the SIGTERM's exception goes up replaces it: the process was
+    still told to stop, and says so (143), not "internal error" (3)."""
+    done = subprocess.run([sys.executable, "-c", REPLACED], capture_output=True, timeout=HANG_GUARD, check=False)
+    assert (done.stdout.decode(), done.stderr.decode()) == ("143\n", "minhashdup: terminated\n")
 
 
 @needs_proc

@@ -14,6 +14,8 @@ import io
 import os
 import signal
 import sys
+import threading
+import time
 from typing import Any
 
 import click
@@ -75,10 +77,50 @@ class _Terminated(BaseException):
     stopped (they hold stdout open), no partial ``--output`` left, exit 143."""
 
 
+#: Whether this process got a SIGTERM: whatever failure follows (a library turning the
+#: exception into another one on its way out) is then the scan being stopped, exit 143.
+_sigterm_seen = False
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     """SIGTERM handler of the ``minhashdup`` process (set by :func:`main`, not by the library)."""
+    global _sigterm_seen
+    _sigterm_seen = True
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
     raise _Terminated
+
+
+def _redeliver_swallowed(previous: Any) -> Any:
+    """An unraisable-exception hook that delivers a swallowed SIGTERM again.
+
+    A signal handler runs in whatever Python code the main thread runs, finalisers included
+    (a weak reference's callback, as importlib's module locks have; a ``__del__``). Python
+    cannot raise out of those: it prints the exception and goes on, and the scan would finish
+    as if no SIGTERM came. This hook sets the handler again and has a thread send SIGTERM to
+    the main thread a moment later, once the finaliser is over (sent now, it would be raised
+    in the hook, and swallowed again). Other exceptions go to ``previous``.
+    """
+
+    def hook(args: Any) -> None:
+        if isinstance(args.exc_value, _Terminated):
+            signal.signal(signal.SIGTERM, _on_sigterm)
+            threading.Thread(target=_send_sigterm, name="minhashdup-sigterm-again", daemon=True).start()
+        else:
+            previous(args)
+
+    return hook
+
+
+def _send_sigterm() -> None:
+    time.sleep(_AGAIN)
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+#: Seconds between a SIGTERM swallowed by a finaliser and its second delivery.
+_AGAIN = 0.01
 
 
 def exit_code(exc: BaseException) -> ExitCode | int:
@@ -96,12 +138,13 @@ def exit_code(exc: BaseException) -> ExitCode | int:
     if isinstance(exc, MinhashdupError):
         _error(exc.spelled(flag))
         return ExitCode.USAGE
-    if isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt, _Terminated)):
+    terminated = _sigterm_seen or isinstance(exc, _Terminated)
+    if terminated or isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt)):
         pools = sys.modules.get("minhashdup.engine.parallel")  # not imported: no worker to stop
         if pools is not None:
             pools.stop_workers()
-        click.echo("minhashdup: terminated" if isinstance(exc, _Terminated) else "minhashdup: interrupted", err=True)
-        return ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED
+        click.echo("minhashdup: terminated" if terminated else "minhashdup: interrupted", err=True)
+        return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
     if os.environ.get("MINHASHDUP_DEBUG"):
         raise exc
     click.echo(
@@ -139,5 +182,11 @@ for _command in (scan_command, check_command, cache_group, tune_command, evaluat
 
 def main() -> None:
     """Entry point of the ``minhashdup`` command and ``python -m minhashdup``."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    _handle_sigterm()
     cli.main(prog_name="minhashdup")
+
+
+def _handle_sigterm() -> None:
+    """SIGTERM ends this process like Ctrl-C, with exit code 143 (see :class:`_Terminated`)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    sys.unraisablehook = _redeliver_swallowed(sys.unraisablehook)
