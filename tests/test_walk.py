@@ -5,10 +5,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import SkipReason
-from minhashdup.source.walk import walk
+from minhashdup.source.walk import _child, walk
 
 from .conftest import TreeFactory
 
@@ -192,3 +194,9 @@ def test_names_file_with_a_walks_memo_answers_as_without(globs: list[str]) -> No
         if spec.match_file(path):
             assert names_file(spec, path, memo, matched=True) == expected
     assert memo  # the folders were remembered
+
+
+@given(st.text(alphabet="/a.\udcff ", max_size=6), st.text(alphabet="a.\udcff ", min_size=1, max_size=4))
+def test_a_child_path_is_the_one_os_path_join_makes(folder: str, name: str) -> None:
+    """The walk joins a folder and a listed name (never empty, no "/") by hand, twice an entry."""
+    assert _child(folder, name) == os.path.join(folder, name)

@@ -262,7 +262,7 @@ class _Walker:
     def _visit(self, parent: _Folder, rules: Rules, entry: os.DirEntry[str]) -> _Folder | None:
         """Record one entry of ``parent``'s listing; a subfolder (not a link) is returned to walk."""
         name, full = entry.name, entry.path
-        shown = os.path.join(parent.shown, name)
+        shown = _child(parent.shown, name)
         rel = f"{parent.rel}/{name}" if parent.rel else name
         try:
             is_link = entry.is_symlink()
@@ -278,7 +278,7 @@ class _Walker:
             self._follow(_Folder(shown, full, rel, rules, parent.ancestors, True, parent.attributes))
             return None
         # ancestors[-1] is the real path of the parent folder: no need to resolve again.
-        real = os.path.join(parent.ancestors[-1], name)
+        real = _child(parent.ancestors[-1], name)
         if is_dir:
             return _Folder(shown, full, rel, rules, (*parent.ancestors, real), parent.via_link, parent.attributes)
         kind = self._kind(shown, name, rel, rules, parent.attributes)
@@ -379,6 +379,19 @@ def _stat_failure(err: OSError) -> tuple[SkipReason, str]:
     if err.errno == errno.ENOENT:
         return SkipReason.DANGLING, "target does not exist"
     return SkipReason.UNREADABLE, err.strerror or str(err)
+
+
+def _child(folder: str, name: str) -> str:
+    """``os.path.join(folder, name)`` for a name from a listing (never empty, never holding a
+    "/"), on POSIX without its generality: the walk makes two such paths per entry.
+
+    Example:
+        >>> _child("src", "a.go"), _child("/", "etc"), _child("src/", "a.go"), _child("", "a.go")
+        ('src/a.go', '/etc', 'src/a.go', 'a.go')
+    """
+    if os.sep != "/":  # Windows: drives and two separators, os.path.join knows them
+        return os.path.join(folder, name)
+    return folder + name if not folder or folder.endswith("/") else f"{folder}/{name}"
 
 
 def _is_within(path: str, folder: str) -> bool:
