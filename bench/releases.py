@@ -1,14 +1,15 @@
 """Four Go releases side by side (issue 17): each distinct content lexed once per run.
 
     python bench/releases.py                        # /work/gotree/releases, newest: go-1.27.3
-    python bench/releases.py --releases DIR --one DIR/go-1.27.3 --before /tmp/old
+    python bench/releases.py --releases DIR --one DIR/go-1.27.3 --before /tmp/old --rounds 3
 
 Scans, one after the other, cold (``--no-cache``), with ``--include '*.go'``: the newest
 release alone, then the folder of all four. Reported: wall time, peak memory (PSS of the scan
 and its workers), files walked, files lexed and copies (``stats.cache``), the distinct
 contents among the files walked (digested here), the share of the per-file CPU that is not
-lexing; then the ratio of the two walls. With ``--before DIR``, the same two scans by the
-minhashdup package under DIR first (``git archive main minhashdup | tar -x -C DIR``).
+lexing; then the ratio of the two walls, in each of ``--rounds`` rounds, and their median.
+With ``--before DIR``, the same two scans by the minhashdup package under DIR too, in the
+same rounds (``git archive main minhashdup | tar -x -C DIR``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -41,6 +43,7 @@ def main() -> None:
     parser.add_argument("--releases", type=Path, default=RELEASES)
     parser.add_argument("--one", type=Path, default=RELEASES / "go-1.27.3" / "go" / "src", help="one release")
     parser.add_argument("--before", metavar="DIR", help="also the scans by the minhashdup package under DIR")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the two scans (median ratio)")
     args = parser.parse_args()
     every = str(args.releases.resolve())
     one = str(args.one.resolve())
@@ -48,15 +51,25 @@ def main() -> None:
         walked, distinct = distinct_contents(root)
         print(f"{root}: {walked} files, {distinct} distinct contents")
     versions = [("before", args.before), ("after", None)] if args.before else [("now", None)]
-    for label, pythonpath in versions:
-        walls = []
-        for root in (one, every):
-            wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
-            stats = json.loads(out)["stats"]
-            walls.append(wall)
-            size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
-            print(f"{label}: {root}: {size}; {not_lexing(stats)}")
-        print(f"{label}: four releases / one release = {walls[1] / walls[0]:.2f}")
+    ratios: dict[str, list[float]] = {label: [] for label, _ in versions}
+    for turn in range(args.rounds):
+        # Each round scans one release then four, by each version (their order reversed every
+        # other round): the machine's speed drifts by a fifth over minutes, so a ratio is taken
+        # within a round, and the median of the rounds reported.
+        for label, pythonpath in versions if turn % 2 == 0 else versions[::-1]:
+            walls = []
+            for root in (one, every):
+                wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
+                stats = json.loads(out)["stats"]
+                walls.append(wall)
+                size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
+                print(f"round {turn + 1} {label}: {root}: {size}; {not_lexing(stats)}")
+            ratios[label].append(walls[1] / walls[0])
+            print(f"round {turn + 1} {label}: four releases / one release = {walls[1] / walls[0]:.2f}")
+    for label, values in ratios.items():
+        rounds = ", ".join(f"{r:.2f}" for r in values)
+        median = statistics.median(values)
+        print(f"{label}: four releases / one release, median of {len(values)} = {median:.2f} ({rounds})")
 
 
 if __name__ == "__main__":
