@@ -45,6 +45,8 @@ def main() -> None:
     parser.add_argument("--before", metavar="DIR", help="also the scans by the minhashdup package under DIR")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the two scans (median ratio)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds: at least 1")
     every = str(args.releases.resolve())
     one = str(args.one.resolve())
     for root in (one, every):

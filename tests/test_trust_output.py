@@ -603,6 +603,81 @@ def test_a_failure_after_a_sigterm_is_the_scan_being_stopped() -> None:
     assert (done.stdout.decode(), done.stderr.decode()) == ("143\n", "minhashdup: terminated\n")
 
 
+SIGTERM_CASES = {
+    # A SIGTERM swallowed, then the command ends (here at once, --version) before it is sent
+    # again: exit 143 all the same, with its line.
+    "ended before sent again": (
+        """
+        import signal, sys, weakref
+        import minhashdup.cli as cli
+
+        cli._handle_sigterm()
+        cli._AGAIN = 60.0
+        module = type("Module", (), {})()
+        lock = weakref.ref(module, lambda ref: signal.raise_signal(signal.SIGTERM))
+        del module
+        cli.cli.main(["--version"], prog_name="minhashdup")
+        """,
+        143,
+        "minhashdup: terminated\n",
+    ),
+    # A SIGTERM swallowed, then another handled before the first is sent again: the pending one
+    # is dropped, and does not kill the process (the handler is SIG_DFL by then) in its clean-up.
+    "handled before sent again": (
+        """
+        import signal, time, weakref
+        import minhashdup.cli as cli
+
+        cli._handle_sigterm()
+        module = type("Module", (), {})()
+        lock = weakref.ref(module, lambda ref: signal.raise_signal(signal.SIGTERM))
+        del module
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except cli._Terminated:
+            time.sleep(0.5)
+            print("clean-up done")
+        """,
+        0,
+        "",
+    ),
+    # A SIGTERM while the workers are stopped after Ctrl-C: exit 143 with one line, no traceback.
+    "during the stop after ctrl-c": (
+        """
+        import signal, sys, types
+        import minhashdup.cli as cli
+
+        cli._handle_sigterm()
+        pools = types.ModuleType("minhashdup.engine.parallel")
+        calls = []
+
+        def stop_workers():
+            calls.append(1)
+            if len(calls) == 1:
+                signal.raise_signal(signal.SIGTERM)
+
+        pools.stop_workers = stop_workers
+        sys.modules[pools.__name__] = pools
+        print(int(cli._exit_code_held(KeyboardInterrupt())), len(calls))
+        """,
+        0,
+        "minhashdup: terminated\n",
+    ),
+}
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
+@pytest.mark.parametrize("case", sorted(SIGTERM_CASES))
+def test_a_sigterm_ends_the_command_once_with_143(case: str) -> None:
+    code, returncode, stderr = SIGTERM_CASES[case]
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, timeout=HANG_GUARD, check=False
+    )
+    assert (done.returncode, done.stderr.decode()) == (returncode, stderr)
+    expected = {"ended before sent again": "minhashdup, version", "handled before sent again": "clean-up done"}
+    assert done.stdout.decode().startswith(expected.get(case, "143 2"))
+
+
 @needs_proc
 def test_ctrl_c_to_the_process_group_exits_130_without_a_child_traceback(slow_scan: Any, many_files: Path) -> None:
     proc, found = slow_scan(many_files, {"SLOW_LEX": "0.05"}, "-f", "json")

@@ -57,7 +57,11 @@ class _Group(click.Group):
         try:
             code = super().main(*args, **kwargs)
         except (Exception, KeyboardInterrupt, _Terminated) as exc:
-            code = exit_code(exc)
+            code = _exit_code_held(exc)
+        if _sigterms and code != ExitCode.TERMINATED:  # swallowed, and the command ended before it came again
+            code = _exit_code_held(_Terminated())
+        global _ending
+        _ending = True  # a SIGTERM sent again now would only cut the exit short
         sys.exit(int(code or 0))
 
 
@@ -77,15 +81,18 @@ class _Terminated(BaseException):
     stopped (they hold stdout open), no partial ``--output`` left, exit 143."""
 
 
-#: Whether this process got a SIGTERM: whatever failure follows (a library turning the
-#: exception into another one on its way out) is then the scan being stopped, exit 143.
-_sigterm_seen = False
+#: SIGTERMs handled by this process: after one, whatever failure follows (a clean-up turning
+#: its exception into another on the way out) is the command being stopped, exit 143.
+_sigterms = 0
+
+#: Set when the command has its exit code: a swallowed SIGTERM is not sent again then.
+_ending = False
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
     """SIGTERM handler of the ``minhashdup`` process (set by :func:`main`, not by the library)."""
-    global _sigterm_seen
-    _sigterm_seen = True
+    global _sigterms
+    _sigterms += 1
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
     raise _Terminated
 
@@ -98,21 +105,26 @@ def _redeliver_swallowed(previous: Any) -> Any:
     cannot raise out of those: it prints the exception and goes on, and the scan would finish
     as if no SIGTERM came. This hook sets the handler again and has a thread send SIGTERM to
     the main thread a moment later, once the finaliser is over (sent now, it would be raised
-    in the hook, and swallowed again). Other exceptions go to ``previous``.
+    in the hook, and swallowed again), unless another SIGTERM was handled meanwhile or the
+    command has ended (then its exit code is 143 all the same). Other exceptions go to
+    ``previous``.
     """
 
     def hook(args: Any) -> None:
         if isinstance(args.exc_value, _Terminated):
             signal.signal(signal.SIGTERM, _on_sigterm)
-            threading.Thread(target=_send_sigterm, name="minhashdup-sigterm-again", daemon=True).start()
+            again = threading.Thread(target=_send_sigterm, args=(_sigterms,), name="minhashdup-sigterm", daemon=True)
+            again.start()
         else:
             previous(args)
 
     return hook
 
 
-def _send_sigterm() -> None:
+def _send_sigterm(handled: int) -> None:
     time.sleep(_AGAIN)
+    if _sigterms != handled or _ending:
+        return
     if hasattr(signal, "pthread_kill"):
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
     else:
@@ -121,6 +133,15 @@ def _send_sigterm() -> None:
 
 #: Seconds between a SIGTERM swallowed by a finaliser and its second delivery.
 _AGAIN = 0.01
+
+
+def _exit_code_held(exc: BaseException) -> ExitCode | int:
+    """:func:`exit_code`, and 143 if a SIGTERM comes while it stops the workers (after Ctrl-C
+    or a failure): not a traceback."""
+    try:
+        return exit_code(exc)
+    except _Terminated:
+        return exit_code(_Terminated())
 
 
 def exit_code(exc: BaseException) -> ExitCode | int:
@@ -132,13 +153,13 @@ def exit_code(exc: BaseException) -> ExitCode | int:
     """
     if isinstance(exc, click.exceptions.Exit):  # --help, --version
         return exc.exit_code
-    if isinstance(exc, click.ClickException):
+    terminated = _sigterms > 0 or isinstance(exc, _Terminated)
+    if isinstance(exc, click.ClickException) and not terminated:
         _error(exc.format_message() + _click_hint(exc))
         return ExitCode.USAGE
-    if isinstance(exc, MinhashdupError):
+    if isinstance(exc, MinhashdupError) and not terminated:
         _error(exc.spelled(flag))
         return ExitCode.USAGE
-    terminated = _sigterm_seen or isinstance(exc, _Terminated)
     if terminated or isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt)):
         pools = sys.modules.get("minhashdup.engine.parallel")  # not imported: no worker to stop
         if pools is not None:

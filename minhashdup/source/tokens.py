@@ -112,10 +112,11 @@ def lexer_class_for_filename(filename: str, text: str) -> type[Lexer] | None:
     return classes.pop() if classes else None
 
 
-#: File names whose lexer choice a process keeps: the names of several releases of a large
-#: tree side by side (four Go releases: 29,162 files, 5,755 names) fit, so each is looked up
-#: once, not again for each release once 4,096 others came between. A few MiB at most.
-NAMES_KEPT = 1 << 16
+#: File names whose lexer choice a process keeps (each of two caches): the names of several
+#: releases of a large tree side by side fit (four Go releases: 29,162 files, 5,755 names), so
+#: each is looked up once, not again for each release once 4,096 others came between. Full, the
+#: two hold ~7 MiB with 250-character names, in the main process and in each worker.
+NAMES_KEPT = 1 << 14
 
 
 @functools.lru_cache(maxsize=NAMES_KEPT)
