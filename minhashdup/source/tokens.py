@@ -112,14 +112,13 @@ def lexer_class_for_filename(filename: str, text: str) -> type[Lexer] | None:
     return classes.pop() if classes else None
 
 
-#: File names whose lexer choice a process keeps (each of two caches): the names of several
-#: releases of a large tree side by side fit (four Go releases: 29,162 files, 5,755 names), so
-#: each is looked up once, not again for each release once 4,096 others came between. Full, the
-#: two hold ~7 MiB with 250-character names, in the main process and in each worker.
+#: File names whose lexer choice a process keeps: the names of several releases of a large tree
+#: side by side fit (four Go releases: 29,162 files, 5,755 names), so each is looked up once,
+#: not again for each release once 4,096 others came between. Full, ~4 MiB with 250-character
+#: names, in the main process and in each worker.
 NAMES_KEPT = 1 << 14
 
 
-@functools.lru_cache(maxsize=NAMES_KEPT)
 def name_choice(filename: str) -> tuple[str, ...]:
     """All that a file's name tells :func:`lexer_for`: the lexers its name's patterns select
     (each as ``module.Class``, sorted), and, when there are several, which of them the name
