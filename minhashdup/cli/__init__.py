@@ -153,19 +153,19 @@ def exit_code(exc: BaseException) -> ExitCode | int:
     """
     if isinstance(exc, click.exceptions.Exit):  # --help, --version
         return exc.exit_code
-    terminated = _sigterms > 0 or isinstance(exc, _Terminated)
-    if isinstance(exc, click.ClickException) and not terminated:
-        _error(exc.format_message() + _click_hint(exc))
-        return ExitCode.USAGE
-    if isinstance(exc, MinhashdupError) and not terminated:
-        _error(exc.spelled(flag))
-        return ExitCode.USAGE
+    terminated = _sigterms > 0 or isinstance(exc, _Terminated)  # whatever failed after it
     if terminated or isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt)):
         pools = sys.modules.get("minhashdup.engine.parallel")  # not imported: no worker to stop
         if pools is not None:
             pools.stop_workers()
         click.echo("minhashdup: terminated" if terminated else "minhashdup: interrupted", err=True)
         return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+    if isinstance(exc, click.ClickException):
+        _error(exc.format_message() + _click_hint(exc))
+        return ExitCode.USAGE
+    if isinstance(exc, MinhashdupError):
+        _error(exc.spelled(flag))
+        return ExitCode.USAGE
     if os.environ.get("MINHASHDUP_DEBUG"):
         raise exc
     click.echo(

@@ -5,7 +5,7 @@ Every engine hands :class:`Corpus` arrays over; these functions (and
 :func:`minhashdup.engine.stages.pairs_of`, which runs them) are the same for all engines.
 Identical sets are grouped first (one representative per group goes to MinHash), and the
 verified pairs of representatives are expanded back to file pairs under the listing rules
-(:func:`listed_within`, :func:`listed_across`).
+(:func:`~minhashdup.core.limits.listed_within`, :func:`~minhashdup.core.limits.listed_across`).
 """
 
 from __future__ import annotations
