@@ -15,32 +15,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from go_tree import fetch_go_src
-from speed import SCAN, byte_compile
+from speed import SCAN, byte_compile, measure
 
 
 def run(version: str, command: list[str]) -> tuple[float, dict[str, float]]:
     """Wall seconds and ``stats.cpu_seconds`` of one scan by ``version``."""
-    env = dict(os.environ)
-    if version != "now":
-        env["PYTHONPATH"] = version
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), check=False)
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{version}: scan failed with {done.returncode}: {done.stderr.strip()[-300:]}")
-    cpu: dict[str, float] = json.loads(done.stdout)["stats"].get("cpu_seconds", {})
+    wall, _, out = measure(command, None if version == "now" else version)
+    cpu: dict[str, float] = json.loads(out)["stats"].get("cpu_seconds", {})
     return wall, cpu
 
 
