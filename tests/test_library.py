@@ -289,3 +289,19 @@ def test_a_library_scan_starts_no_process_unless_asked(tree: Path, monkeypatch: 
     with pytest.raises(OSError, match="no processes here"):
         minhashdup.scan("src", jobs=2)
     assert asked == [2]
+
+
+@pytest.mark.skipif(parallel.start_method() != "forkserver", reason="workers fork from a fork server on POSIX only")
+def test_workers_start_with_the_lexer_index_the_fork_server_built() -> None:
+    # Built by each worker, the index cost each one half a second before its first file where a
+    # pygments plugin is installed (IPython's imports IPython); the fork server builds it once.
+    with parallel.process_pool(1) as pool:
+        misses, size = pool.submit(_index_in_this_process).result(timeout=120)
+    assert (misses, size) == (1, 1)  # built before this worker was forked, not by it
+
+
+def _index_in_this_process() -> tuple[int, int]:
+    from minhashdup.source import tokens
+
+    info = tokens._name_index.cache_info()
+    return info.misses, info.currsize

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from minhashdup.config import Config
 from minhashdup.core.signature import Family
-from minhashdup.engine.parallel import pool_size, process_pool
+from minhashdup.engine.parallel import pool_size, process_pool, start_early
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
@@ -123,6 +123,7 @@ def extract_all(
     if not isolate and (workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES):
         yield from _inline(files, list(range(len(files))), recipe, on_done)
         return
+    start_early()  # the workers' fork server loads its modules while the batches are made
     if recipe.family is not None:
         _ = recipe.family.seeds  # computed once here and shipped with each batch, not once per batch
     batches = list(_batches(files, recipe, pool_size(workers, len(files))))

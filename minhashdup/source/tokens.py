@@ -185,6 +185,12 @@ _WILD = re.compile(r"[*?\[]")
 _Key = tuple["str | type[Lexer]", bool]
 
 
+def index_names() -> None:
+    """Build the index of lexers by file-name pattern now, if not yet (:func:`_name_index`): for
+    the fork server, whose workers then start with it."""
+    _name_index()
+
+
 @functools.lru_cache(maxsize=1)
 def _name_index() -> _NameIndex:
     builtin = [(glob, lexer) for _, lexer, _, globs, _ in LEXERS.values() for glob in globs]
