@@ -31,6 +31,11 @@ JUNK = [
     "\r\n",
     "\t",
     " ",
+    "  \t\t",
+    "\x0c",
+    "\x1c",
+    "\xa0",  # whitespace past ASCII
+    "\u2028",
     "é",
     "\udcff",
     "\x01",
