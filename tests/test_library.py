@@ -300,6 +300,19 @@ def test_workers_start_with_the_lexer_index_the_fork_server_built() -> None:
     assert (misses, size) == (1, 1)  # built before this worker was forked, not by it
 
 
+def test_the_main_process_builds_no_lexer_index_when_workers_lex(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Batched by size alone, files get their lexers in the workers only: this process never
+    # loads pygments' plugins (half a second where IPython is installed) for files it does not lex.
+    from minhashdup.source import tokens
+
+    monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    tokens._name_index.cache_clear()
+    pooled = minhashdup.scan("src", jobs=2)
+    assert tokens._name_index.cache_info().misses == 0 and pooled.warnings == []
+    inline = minhashdup.scan("src", jobs=1)  # the same pairs, the identical two as one group
+    assert pooled.pairs == inline.pairs and pooled.groups == inline.groups and len(pooled.groups) == 1
+
+
 def _index_in_this_process() -> tuple[int, int]:
     from minhashdup.source import tokens
 

@@ -22,7 +22,6 @@ pairs, never with the shingles. Tasks are retried when their worker dies
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -41,7 +40,6 @@ from minhashdup.engine.stages import Compared, pairs_of
 from minhashdup.engine.workers import Recipe
 from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
-from minhashdup.source.extract import alike
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
 from minhashdup.source.walk import FileEntry, Kinds
 
@@ -234,13 +232,12 @@ _LOCAL = "; use the local engine"
 
 def _batches(files: Sequence[FileEntry]) -> Iterator[IntArray]:
     """The files' numbers in batches of about :data:`BATCH_FILES` files or :data:`BATCH_BYTES`,
-    each ascending; files that may be byte-identical (the same size, alike: see
-    :func:`~minhashdup.source.extract.alike`) go in one batch, where the first lexed serves the
-    others (as on the local engine)."""
-    groups: dict[tuple[int, Any], list[int]] = {}
+    each ascending; files that may be byte-identical (the same size) go in one batch, where the
+    first lexed serves the others alike (:func:`~minhashdup.source.extract.alike`), as on the
+    local engine (and, as there, the client builds no lexer index to batch them)."""
+    groups: dict[int, list[int]] = {}
     for i, entry in enumerate(files):
-        key = (entry.size, alike(os.path.basename(entry.real), entry.check_generated, entry.data_ok))
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(entry.size, []).append(i)
     batch: list[int] = []
     held = 0
     for group in groups.values():

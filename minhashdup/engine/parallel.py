@@ -49,21 +49,6 @@ def pool_size(requested: int, tasks: int) -> int:
     return max(1, min(requested, tasks, usable_cores()))
 
 
-def start_early() -> multiprocessing.context.BaseContext:
-    """The context workers start in; the fork server, where there is one, started now (once).
-
-    Its preloads (numpy, pygments, the lexer index by file name: see
-    :mod:`minhashdup.engine._workerstart`) then load while the caller prepares the work, on
-    another core, instead of after it: a caller that knows it will start workers calls this
-    first, :func:`process_pool` calls it anyway.
-    """
-    ctx = multiprocessing.get_context(start_method())
-    if isinstance(ctx, multiprocessing.context.ForkServerContext):
-        ctx.set_forkserver_preload(_PRELOAD)
-        _start_fork_server()
-    return ctx
-
-
 @contextlib.contextmanager
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """An executor of ``workers`` processes, started the safe way, as a context manager.
@@ -82,7 +67,10 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ...     list(pool.map(abs, [-1, 2]))
         [1, 2]
     """
-    ctx = start_early()
+    ctx = multiprocessing.get_context(start_method())
+    if isinstance(ctx, multiprocessing.context.ForkServerContext):
+        ctx.set_forkserver_preload(_PRELOAD)
+        _start_fork_server()
     size = max(1, min(workers, usable_cores()))
     executor = ProcessPoolExecutor(size, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),))
     _hold_signals_while_starting(executor)

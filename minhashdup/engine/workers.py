@@ -3,13 +3,12 @@ many files, in batches, largest first, with a file that kills its worker isolate
 (the pool itself: :mod:`minhashdup.engine.parallel`). A file whose bytes were read already
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
-same size and :func:`~minhashdup.source.extract.alike`) share a batch, where the first of each
-content is lexed and the others take its result (``copied``).
+same size) share a batch, where the first of each content is lexed and the others
+(:func:`~minhashdup.source.extract.alike`) take its result (``copied``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -17,7 +16,7 @@ from typing import NamedTuple
 
 from minhashdup.config import Config
 from minhashdup.core.signature import Family
-from minhashdup.engine.parallel import pool_size, process_pool, start_early
+from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
@@ -123,7 +122,6 @@ def extract_all(
     if not isolate and (workers <= 1 or len(files) < 2 or total_bytes < _INLINE_BYTES):
         yield from _inline(files, list(range(len(files))), recipe, on_done)
         return
-    start_early()  # the workers' fork server loads its modules while the batches are made
     if recipe.family is not None:
         _ = recipe.family.seeds  # computed once here and shipped with each batch, not once per batch
     batches = list(_batches(files, recipe, pool_size(workers, len(files))))
@@ -226,13 +224,14 @@ class _Workers:
 def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
     # Largest files first (longest-processing-time scheduling), in batches small enough that
     # the last ones balance the workers and large enough to amortise pickling. Files that may
-    # be byte-identical (the same size, alike) go in one batch, where the first lexed serves
-    # the others (a group of files of one size but other bytes is lexed by one worker).
+    # be byte-identical (the same size) go in one batch, where the first lexed serves the others
+    # alike (a group of files of one size but other bytes is lexed by one worker). Not grouped
+    # by alike() too: that would have this process build the lexer index by file name, which
+    # loads pygments' plugins (half a second where IPython is installed), for no file of its own.
     size = max(1, min(32, len(files) // (workers * 8)))
-    groups: dict[tuple[int, extract.Alike], list[int]] = {}
+    groups: dict[int, list[int]] = {}
     for i, entry in enumerate(files):
-        key = (entry.size, extract.alike(os.path.basename(entry.real), entry.check_generated, entry.data_ok))
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(entry.size, []).append(i)
     batch: list[int] = []
     for group in sorted(groups.values(), key=lambda group: (-files[group[0]].size, group[0])):
         batch += group
