@@ -306,6 +306,7 @@ def test_the_main_process_builds_no_lexer_index_when_workers_lex(tree: Path, mon
     from minhashdup.source import tokens
 
     monkeypatch.setattr(extract_module, "_INLINE_BYTES", 0)  # a small tree, lexed by workers
+    tokens._matches_for_name.cache_clear()  # names met by earlier scans would answer without the index
     tokens._name_index.cache_clear()
     pooled = minhashdup.scan("src", jobs=2)
     assert tokens._name_index.cache_info().misses == 0 and pooled.warnings == []

@@ -18,3 +18,8 @@ from minhashdup.source.tokens import index_names  # noqa: E402  (SIGINT ignored 
 
 with contextlib.suppress(Exception):  # a plugin that fails to load fails again in each worker, as before
     index_names()
+# The fork server gives its workers each signal's handler as it stands after the preloads: a
+# plugin that set its own for SIGINT on import must not pass it on. (A plugin that started a
+# thread on import would make this process fork with threads running; none of pygments' known
+# plugins does.)
+signal.signal(signal.SIGINT, signal.SIG_IGN)

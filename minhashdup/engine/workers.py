@@ -4,7 +4,8 @@ many files, in batches, largest first, with a file that kills its worker isolate
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
 same size) share a batch, where the first of each content is lexed and the others
-(:func:`~minhashdup.source.extract.alike`) take its result (``copied``).
+(:func:`~minhashdup.source.extract.alike`) take its result (``copied``). Not after a worker died:
+the files left are then run one per task, and copies among them are lexed again.
 """
 
 from __future__ import annotations

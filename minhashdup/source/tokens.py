@@ -187,7 +187,12 @@ _Key = tuple["str | type[Lexer]", bool]
 
 def index_names() -> None:
     """Build the index of lexers by file-name pattern now, if not yet (:func:`_name_index`): for
-    the fork server, whose workers then start with it."""
+    the fork server, whose workers then start with it.
+
+    Example:
+        >>> index_names(); _name_index.cache_info().currsize
+        1
+    """
     _name_index()
 
 
