@@ -37,7 +37,7 @@ from minhashdup.engine import shards
 from minhashdup.engine.base import ProgressFactory, Walked
 from minhashdup.engine.cluster import connected, finished
 from minhashdup.engine.stages import Compared, pairs_of
-from minhashdup.engine.workers import Recipe
+from minhashdup.engine.workers import Recipe, same_size
 from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
@@ -232,15 +232,11 @@ _LOCAL = "; use the local engine"
 
 def _batches(files: Sequence[FileEntry]) -> Iterator[IntArray]:
     """The files' numbers in batches of about :data:`BATCH_FILES` files or :data:`BATCH_BYTES`,
-    each ascending; files that may be byte-identical (the same size) go in one batch, where the
-    first lexed serves the others alike (:func:`~minhashdup.source.extract.alike`), as on the
-    local engine (and, as there, the client builds no lexer index to batch them)."""
-    groups: dict[int, list[int]] = {}
-    for i, entry in enumerate(files):
-        groups.setdefault(entry.size, []).append(i)
+    each ascending; files that may be byte-identical (:func:`~.workers.same_size`) go in one
+    batch, where the first lexed serves the others alike, as on the local engine."""
     batch: list[int] = []
     held = 0
-    for group in groups.values():
+    for group in same_size(files):
         batch += group
         held += files[group[0]].size * len(group)
         if len(batch) >= BATCH_FILES or held >= BATCH_BYTES:

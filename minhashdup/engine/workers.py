@@ -222,19 +222,32 @@ class _Workers:
         return []
 
 
-def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
-    # Largest files first (longest-processing-time scheduling), in batches small enough that
-    # the last ones balance the workers and large enough to amortise pickling. Files that may
-    # be byte-identical (the same size) go in one batch, where the first lexed serves the others
-    # alike (a group of files of one size but other bytes is lexed by one worker). Not grouped
-    # by alike() too: that would have this process build the lexer index by file name, which
-    # loads pygments' plugins (half a second where IPython is installed), for no file of its own.
-    size = max(1, min(32, len(files) // (workers * 8)))
+def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
+    """The positions of ``files`` grouped by size, in order of first appearance: the files that
+    may be byte-identical, which a batch keeps together. Grouped by size alone, not by
+    :func:`~minhashdup.source.extract.alike` too: that would have the process making the batches
+    build the lexer index by file name, which loads pygments' plugins (half a second where IPython
+    is installed), for no file of its own; the worker lexing the batch decides which are alike.
+
+    Example:
+        >>> from minhashdup.source.walk import FileEntry
+        >>> same_size([FileEntry(p, p, n, 0, 0) for p, n in [("a", 3), ("b", 5), ("c", 3)]])
+        [[0, 2], [1]]
+    """
     groups: dict[int, list[int]] = {}
     for i, entry in enumerate(files):
         groups.setdefault(entry.size, []).append(i)
+    return list(groups.values())
+
+
+def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
+    # Largest files first (longest-processing-time scheduling), in batches small enough that
+    # the last ones balance the workers and large enough to amortise pickling. Files that may
+    # be byte-identical (same_size) go in one batch, where the first lexed serves the others
+    # alike (a group of files of one size but other bytes is lexed by one worker).
+    size = max(1, min(32, len(files) // (workers * 8)))
     batch: list[int] = []
-    for group in sorted(groups.values(), key=lambda group: (-files[group[0]].size, group[0])):
+    for group in sorted(same_size(files), key=lambda group: (-files[group[0]].size, group[0])):
         batch += group
         if len(batch) >= size:
             yield tuple(_item(files, i) for i in batch), recipe
