@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 
@@ -65,7 +66,7 @@ def shingle_hashes(tokens: UInt64Array, k: int, links: np.ndarray | None = None)
     count = len(tokens) - k + 1
     if count <= 0:
         return np.empty(0, dtype=np.uint64)
-    multipliers = _position_multipliers(k)
+    multipliers = _multipliers(0x5EED5, k)
     h = tokens[:count] * multipliers[0]
     tmp = np.empty_like(h)
     for j in range(1, k):
@@ -73,7 +74,7 @@ def shingle_hashes(tokens: UInt64Array, k: int, links: np.ndarray | None = None)
         h += tmp
     if links is not None:
         inside = np.empty(count, dtype=np.uint64)
-        link_multipliers = seed_sequence(0x11475, k) | U64(1)
+        link_multipliers = _multipliers(0x11475, k)
         for j in range(1, k):  # position 0 has no earlier position inside the run
             back = links[j : j + count]
             np.multiply(np.where(back <= j, back, 0).astype(np.uint64), link_multipliers[j], out=inside)
@@ -100,9 +101,20 @@ def name_links(names: list[str]) -> np.ndarray:
     return links
 
 
-def _position_multipliers(k: int) -> UInt64Array:
-    # Odd, so each position's term is a bijection of its token hash.
-    return seed_sequence(0x5EED5, k) | U64(1)
+@functools.lru_cache(maxsize=16)
+def _multipliers(seed: int, k: int) -> UInt64Array:
+    """``k`` odd multipliers from ``seed`` (odd: each position's term is a bijection of its
+    token hash), made once per process: making them took a tenth of the shingling time of a
+    file. Read-only, since every call shares the array.
+
+    Example:
+        >>> m = _multipliers(0x5EED5, 3)
+        >>> bool((m & U64(1)).all()), m is _multipliers(0x5EED5, 3), m.flags.writeable
+        (True, True, False)
+    """
+    multipliers = seed_sequence(seed, k) | U64(1)
+    multipliers.flags.writeable = False
+    return multipliers
 
 
 def shingle_set(tokens: UInt64Array, k: int, links: np.ndarray | None = None) -> UInt64Array:
