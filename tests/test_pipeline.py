@@ -168,6 +168,27 @@ def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkey
     assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]
 
 
+@pytest.mark.parametrize("killer", ["b.go", "c.go"])
+def test_copies_are_lexed_once_after_a_worker_died(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, killer: str
+) -> None:
+    # Six files of one size, so one batch: a content in three copies, the killer second or
+    # third in name order, and another content in two. The batch dies whole and runs again one
+    # file per task: copies before the killer take an earlier task's result, those after it
+    # the results handed back to the parallel pool with the rest of the batch.
+    code = render_go(go_file(random.Random(11), 12))
+    first, other = code + "// one content\n", code + "// another one\n"
+    names = [n for n in ("a.go", "b.go", "c.go", "d.go") if n != killer]
+    root = make_tree({**dict.fromkeys(names, first), killer: code + "// KILL_WORKER\n", "e.go": other, "f.go": other})
+    assert len({len(first), len(other), len(code + "// KILL_WORKER\n")}) == 1  # one size: one batch
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
+    result = scan([str(root)], Config(jobs=2, cache=False))
+    assert [Path(n.path).name for n in result.skips if n.reason == "lex-error"] == [killer]
+    # Lexed: the killer (its task died) and one file of each content; the three others copied.
+    assert result.stats.cache == {"hits": 0, "lexed": 3, "copies": 3, "result": 0}
+
+
 def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:
     """token_texts, except on marked files: a regex that backtracks for ages, as a lexer's can."""
     if "SLOW_LEXER" in text:

@@ -4,12 +4,14 @@ many files, in batches, largest first, with a file that kills its worker isolate
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
 same size) share a batch, where the first of each content is lexed and the others
-(:func:`~minhashdup.source.extract.alike`) take its result (``copied``). Not after a worker died:
-the files left are then run one per task, and copies among them are lexed again.
+(:func:`~minhashdup.source.extract.alike`) take its result (``copied``). After a worker died
+too: the files left then run one per task, each given the results of the files of its batch done
+before it that have its size (a file of another batch cannot be a copy).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -30,9 +32,9 @@ _INLINE_BYTES = 256 * 1024
 #: After this many worker deaths in one scan, the rest is lexed in the main process.
 MAX_WORKER_DEATHS = 10
 
-#: One file of a batch: its index, its real path, its bytes when they were read already, and its
-#: kind's checks (``FileEntry.check_generated``, ``FileEntry.data_ok``).
-_Item = tuple[int, str, "bytes | None", bool, bool]
+#: One file of a batch: its index, its real path, its bytes when they were read already, its
+#: kind's checks (``FileEntry.check_generated``, ``FileEntry.data_ok``) and its size.
+_Item = tuple[int, str, "bytes | None", bool, bool, int]
 
 
 class Recipe(NamedTuple):
@@ -56,20 +58,27 @@ class Recipe(NamedTuple):
         )
 
 
-_Batch = tuple[tuple[_Item, ...], Recipe]
+#: A file extracted before, in the batch of files that may be its copies: its item and its result.
+_Earlier = tuple[_Item, Extracted]
+#: Files, the recipe, and results of files of their batch extracted before (after a worker died).
+_Batch = tuple[tuple[_Item, ...], Recipe, tuple[_Earlier, ...]]
 
 
 def _extract_batch(batch: _Batch, seen: dict[tuple[bytes, extract.Alike], Extracted] | None = None) -> list[Extracted]:
     """The batch's files, each content lexed once (``seen``: see :func:`extract.extract_file`;
-    one for the batch when not given)."""
-    items, r = batch
+    one for the batch when not given): a file byte-identical to one of the batch's earlier
+    results, and alike, takes that result as one lexed in this batch would."""
+    items, r, earlier = batch
     seen = {} if seen is None else seen
+    for (_, path, _, check, ok, _), done in earlier:
+        if done.digest is not None and not done.copied:
+            seen.setdefault((done.digest, extract.alike(os.path.basename(path), check, ok)), done)
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
         extract.extract_file(
             index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen
         )
-        for index, path, data, check, ok in items
+        for index, path, data, check, ok, _ in items
     ]
 
 
@@ -83,13 +92,13 @@ def extract_batch(files: Sequence[FileEntry], recipe: Recipe) -> list[Extracted]
         >>> [(x.lexer, x.copied) for x in extract_batch([entry, entry], Recipe(5))]
         [('Go', False), ('Go', True)]
     """
-    return _extract_batch((tuple(_item(files, i) for i in range(len(files))), recipe))
+    return _extract_batch((tuple(_item(files, i) for i in range(len(files))), recipe, ()))
 
 
 def _item(files: Sequence[FileEntry], index: int) -> _Item:
     entry = files[index]
     data = entry.data if isinstance(entry, ReadEntry) else None
-    return index, entry.real, data, entry.check_generated, entry.data_ok
+    return index, entry.real, data, entry.check_generated, entry.data_ok, entry.size
 
 
 def extract_all(
@@ -143,7 +152,7 @@ def _inline(
 ) -> Iterator[Extracted]:
     seen: dict[tuple[bytes, extract.Alike], Extracted] = {}  # each content lexed once in the run
     for index in indices:
-        yield from _extract_batch(((_item(files, index),), recipe), seen)
+        yield from _extract_batch(((_item(files, index),), recipe, ()), seen)
         if on_done:
             on_done(1)
 
@@ -157,7 +166,8 @@ class _Workers:
 
     When a worker dies (killed for memory, a crash in native code), the unfinished files
     are run again one per task in a single process, in order: the first one that kills
-    that process is reported as a ``lex-error`` and the rest go on in parallel again.
+    that process is reported as a ``lex-error`` and the rest go on in parallel again, in
+    their batches. Copies stay lexed once (see :meth:`_isolate`).
     If workers cannot start at all (a probe task fails), or die more than
     :data:`MAX_WORKER_DEATHS` times, the caller runs what is left in its own process.
     """
@@ -182,9 +192,7 @@ class _Workers:
                         yield result
                 pending = []
             except BrokenProcessPool:
-                left = [b for k, b in enumerate(pending) if k not in done]
-                singles: list[_Batch] = [((it,), recipe) for items, recipe in left for it in items]
-                pending = yield from self._isolate(singles)
+                pending = yield from self._isolate([b for k, b in enumerate(pending) if k not in done])
 
     def _started(self, executor: ProcessPoolExecutor) -> bool:
         try:
@@ -195,30 +203,42 @@ class _Workers:
             self.gave_up = True
             return False
 
-    def _isolate(self, singles: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
-        """One file per task in one process, in order, until the file that kills it.
+    def _isolate(self, left: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
+        """The files of ``left`` one per task in one process, in order, until the file that kills
+        it. Each task carries the results of the files of its batch done before it that have its
+        size (copies of one content are all in one batch), so that a copy is not lexed again.
 
         Returns:
-            The files after that one, to go back to the parallel pool.
+            The files after that one, in their batches, to go back to the parallel pool: the
+            rest of the killer's batch with the results of its files done here.
         """
-        done = 0
+        at, done = (0, 0), []  # the batch and the file in it that runs; the batch's results so far
         try:
             with process_pool(1) as executor:
                 if not self._started(executor):
                     return []
-                for result in executor.map(_extract_batch, singles):
-                    done += 1
-                    yield result
+                for b, (items, recipe, earlier) in enumerate(left):
+                    done = list(earlier)
+                    for k, item in enumerate(items):
+                        at = (b, k)
+                        same = tuple(e for e in done if e[0][5] == item[5])
+                        (result,) = executor.submit(_extract_batch, ((item,), recipe, same)).result()
+                        done.append((item, result))
+                        yield [result]
         except BrokenProcessPool:
-            ((index, *_),), *_ = singles[done]
+            b, k = at
+            items, recipe, _ = left[b]
             died = "the worker process died on this file"
-            yield [Extracted(index, no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
+            yield [Extracted(items[k][0], no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
                 self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")
                 self.gave_up = True
                 return []
-            return singles[done + 1 :]
+            rest = items[k + 1 :]
+            sizes = {item[5] for item in rest}
+            head = [(rest, recipe, tuple(e for e in done if e[0][5] in sizes))] if rest else []
+            return head + left[b + 1 :]
         return []
 
 
@@ -250,7 +270,7 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterat
     for group in sorted(same_size(files), key=lambda group: (-files[group[0]].size, group[0])):
         batch += group
         if len(batch) >= size:
-            yield tuple(_item(files, i) for i in batch), recipe
+            yield tuple(_item(files, i) for i in batch), recipe, ()
             batch = []
     if batch:
-        yield tuple(_item(files, i) for i in batch), recipe
+        yield tuple(_item(files, i) for i in batch), recipe, ()
