@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minhashdup.source.attributes import Attributes, marks, parse
-from minhashdup.source.kinds import generated_marker, generated_name, not_code, vendored_path
+from minhashdup.source.kinds import _lines, generated_marker, generated_name, not_code, vendored_path
 from minhashdup.source.tokens import NoLexerError, declared_lexer, lexer_for
 from minhashdup.source.walk import walk
 
@@ -63,6 +65,12 @@ def test_the_go_header_is_looked_for_in_the_first_64_kib_only() -> None:
         text = "/" * (start - 1) + f"\n{HEADER}\npackage op\n"  # one long comment line, then the header
         assert text.index(HEADER) == start
         assert generated_marker(text) == (f"Go's header line: {HEADER}" if counts else ""), start
+
+
+@given(st.text(alphabet="ab\n\r "), st.integers(min_value=0, max_value=40))
+def test_lines_are_read_one_at_a_time_as_split_would_give_them(text: str, stop: int) -> None:
+    stop = min(stop, len(text))
+    assert list(_lines(text, stop)) == text[:stop].split("\n")
 
 
 def test_the_at_generated_marker_counts_in_a_comment_near_the_top() -> None:

@@ -145,21 +145,40 @@ def test_empty_tree_is_a_valid_scan(tmp_path: Path) -> None:
     assert result.pairs == [] and result.clusters == [] and result.stats.files_walked == 0
 
 
-def crash_on_marker(batch: Any) -> Any:
-    """Stands in for the worker's batch function: dies like a killed process on marked files."""
-    for _, path, *_ in batch[0]:  # index, real path, bytes when read already
-        if "KILL_WORKER" in Path(path).read_text():
-            os._exit(9)
-    # Pickled by name, this runs in a fresh worker, where _extract_batch is the real one.
-    return workers_module._extract_batch(batch)
+def _die_on_marker(items: Any) -> None:
+    for item in items:
+        if "KILL_WORKER" in Path(item.real).read_text():
+            os._exit(9)  # as a killed process
+
+
+real_extract_batch, real_extract_alone = workers_module._extract_batch, workers_module._extract_alone
+
+
+def crash_on_marker(batch: Any, seen: Any = None) -> Any:
+    """Stands in for the workers' batch function (pickled by name, it runs in the worker): dies
+    on a batch holding a marked file."""
+    _die_on_marker(batch[0])
+    return real_extract_batch(batch, seen)
+
+
+def crash_alone_on_marker(task: Any) -> Any:
+    """Stands in for the function that runs one file after a worker died: dies on a marked file."""
+    _die_on_marker(task[1][0])
+    return real_extract_alone(task)
+
+
+def kill_workers_on_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers, even for a small tree, that die on files holding ``KILL_WORKER``."""
+    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
+    monkeypatch.setattr(workers_module, "_extract_alone", crash_alone_on_marker)
 
 
 def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     root = planted_tree(make_tree)
     (root / "pkg2" / "killer.go").write_text((root / "pkg2" / "orig.go").read_text() + "// KILL_WORKER\n")
     expected = _strip_timings(scan([str(root)], Config(jobs=1, exclude=("killer.go",), cache=False)).to_dict())
-    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
+    kill_workers_on_marker(monkeypatch)
     result = scan([str(root)], Config(jobs=2, cache=False))
     assert [(Path(n.path).name, n.message) for n in result.skips if n.reason == "lex-error"] == [
         ("killer.go", "lex-error (the worker process died on this file)")
@@ -168,25 +187,33 @@ def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkey
     assert got["pairs"] == expected["pairs"] and got["clusters"] == expected["clusters"]
 
 
-@pytest.mark.parametrize("killer", ["b.go", "c.go"])
+@pytest.mark.parametrize(
+    ("layout", "killers", "lexed"),
+    [
+        ("AKAACC", ["b.go"], 3),  # the killer second: one copy before it, two after
+        ("AAKACC", ["c.go"], 3),  # third: a copy on each side
+        ("AKACKAC", ["b.go", "e.go"], 4),  # a second death in the batch handed back after the first
+        ("AAKAC", ["c.go"], 3),  # with one death allowed: the rest is lexed here, after it
+    ],
+)
 def test_copies_are_lexed_once_after_a_worker_died(
-    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, killer: str
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, layout: str, killers: list[str], lexed: int
 ) -> None:
-    # Six files of one size, so one batch: a content in three copies, the killer second or
-    # third in name order, and another content in two. The batch dies whole and runs again one
-    # file per task: copies before the killer take an earlier task's result, those after it
-    # the results handed back to the parallel pool with the rest of the batch.
+    # Files of one size, so one batch, named a.go, b.go, ... with contents A, C or a killer K.
+    # The batch dies whole and runs again one file per task: a copy before a killer takes an
+    # earlier task's result, one after it the results handed back with the rest of the batch.
     code = render_go(go_file(random.Random(11), 12))
-    first, other = code + "// one content\n", code + "// another one\n"
-    names = [n for n in ("a.go", "b.go", "c.go", "d.go") if n != killer]
-    root = make_tree({**dict.fromkeys(names, first), killer: code + "// KILL_WORKER\n", "e.go": other, "f.go": other})
-    assert len({len(first), len(other), len(code + "// KILL_WORKER\n")}) == 1  # one size: one batch
-    monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
-    result = scan([str(root)], Config(jobs=2, cache=False))
-    assert [Path(n.path).name for n in result.skips if n.reason == "lex-error"] == [killer]
-    # Lexed: the killer (its task died) and one file of each content; the three others copied.
-    assert result.stats.cache == {"hits": 0, "lexed": 3, "copies": 3, "result": 0}
+    text = {"A": code + "// one content.\n", "C": code + "// another one.\n"}
+    files = {f"{chr(97 + i)}.go": text.get(c, f"{code}// KILL_WORKER{i}\n") for i, c in enumerate(layout)}
+    assert len({len(t) for t in files.values()}) == 1  # one size: one batch
+    kill_workers_on_marker(monkeypatch)
+    if len(layout) == 5:
+        monkeypatch.setattr(workers_module, "MAX_WORKER_DEATHS", 1)
+    result = scan([str(make_tree(files))], Config(jobs=2, cache=False))
+    assert any("killed their worker process" in w for w in result.warnings) == (len(layout) == 5)
+    assert [Path(n.path).name for n in result.skips if n.reason == "lex-error"] == killers
+    # Lexed: each killer (its task died) and one file of each content; the others copied.
+    assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": len(layout) - lexed, "result": 0}
 
 
 def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:

@@ -5,17 +5,19 @@ many files, in batches, largest first, with a file that kills its worker isolate
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
 same size) share a batch, where the first of each content is lexed and the others
 (:func:`~minhashdup.source.extract.alike`) take its result (``copied``). After a worker died
-too: the files left then run one per task, each given the results of the files of its batch done
-before it that have its size (a file of another batch cannot be a copy).
+too: the files left then run one per task, and the memo of their batch goes with them (a copy
+need not be looked for in another batch). Copies of a file that kills its worker each kill one
+more, as they would lexed: a content that crashes the lexer is never lexed.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from minhashdup.config import Config
 from minhashdup.core.signature import Family
@@ -32,9 +34,16 @@ _INLINE_BYTES = 256 * 1024
 #: After this many worker deaths in one scan, the rest is lexed in the main process.
 MAX_WORKER_DEATHS = 10
 
-#: One file of a batch: its index, its real path, its bytes when they were read already, its
-#: kind's checks (``FileEntry.check_generated``, ``FileEntry.data_ok``) and its size.
-_Item = tuple[int, str, "bytes | None", bool, bool, int]
+
+class _Item(NamedTuple):
+    """One file of a batch."""
+
+    number: int  # its position in the files extracted (Extracted.index)
+    real: str
+    data: bytes | None  # its bytes when they were read already
+    check_generated: bool  # its kind's checks (FileEntry's)
+    data_ok: bool
+    size: int  # as walked: files of one size share a batch
 
 
 class Recipe(NamedTuple):
@@ -58,21 +67,37 @@ class Recipe(NamedTuple):
         )
 
 
-#: A file extracted before, in the batch of files that may be its copies: its item and its result.
-_Earlier = tuple[_Item, Extracted]
-#: Files, the recipe, and results of files of their batch extracted before (after a worker died).
-_Batch = tuple[tuple[_Item, ...], Recipe, tuple[_Earlier, ...]]
+class _Done(NamedTuple):
+    """A file extracted earlier, handed to files that may be its copies: what
+    :func:`~minhashdup.source.extract.alike` needs of it, and its result."""
+
+    name: str
+    check_generated: bool
+    data_ok: bool
+    result: Extracted
+
+    @classmethod
+    def of(cls, item: _Item, result: Extracted) -> _Done | None:
+        """``None`` for a result no copy takes: none was lexed (no digest) or it is a copy itself."""
+        if result.digest is None or result.copied:
+            return None
+        return cls(os.path.basename(item.real), item.check_generated, item.data_ok, result)
 
 
-def _extract_batch(batch: _Batch, seen: dict[tuple[bytes, extract.Alike], Extracted] | None = None) -> list[Extracted]:
+#: Files, the recipe, and files extracted earlier that may be copies of them (after a worker died).
+_Batch = tuple[tuple[_Item, ...], Recipe, tuple[_Done, ...]]
+_Seen = dict[tuple[bytes, extract.Alike], Extracted]
+
+
+def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
     """The batch's files, each content lexed once (``seen``: see :func:`extract.extract_file`;
-    one for the batch when not given): a file byte-identical to one of the batch's earlier
-    results, and alike, takes that result as one lexed in this batch would."""
+    one for the batch when not given): a file byte-identical to one done earlier, and alike,
+    takes its result as one lexed in this batch would."""
     items, r, earlier = batch
     seen = {} if seen is None else seen
-    for (_, path, _, check, ok, _), done in earlier:
-        if done.digest is not None and not done.copied:
-            seen.setdefault((done.digest, extract.alike(os.path.basename(path), check, ok)), done)
+    for done in earlier:
+        key = (cast(bytes, done.result.digest), extract.alike(done.name, done.check_generated, done.data_ok))
+        seen.setdefault(key, done.result)
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
         extract.extract_file(
@@ -80,6 +105,21 @@ def _extract_batch(batch: _Batch, seen: dict[tuple[bytes, extract.Alike], Extrac
         )
         for index, path, data, check, ok, _ in items
     ]
+
+
+#: In the process that runs files one by one after a worker died (:meth:`_Workers._isolate`): the
+#: number of the batch they come from, and its memo of the contents done so far.
+_ALONE: tuple[int, _Seen] = (-1, {})
+
+
+def _extract_alone(task: tuple[int, _Batch]) -> list[Extracted]:
+    """One file of the batch numbered ``task[0]``, taking the memo of that batch's files done
+    before it in this process (tasks run in order, one process)."""
+    global _ALONE
+    number, batch = task
+    if _ALONE[0] != number:
+        _ALONE = (number, {})
+    return _extract_batch(batch, _ALONE[1])
 
 
 def extract_batch(files: Sequence[FileEntry], recipe: Recipe) -> list[Extracted]:
@@ -98,7 +138,7 @@ def extract_batch(files: Sequence[FileEntry], recipe: Recipe) -> list[Extracted]
 def _item(files: Sequence[FileEntry], index: int) -> _Item:
     entry = files[index]
     data = entry.data if isinstance(entry, ReadEntry) else None
-    return index, entry.real, data, entry.check_generated, entry.data_ok, entry.size
+    return _Item(index, entry.real, data, entry.check_generated, entry.data_ok, entry.size)
 
 
 def extract_all(
@@ -137,22 +177,34 @@ def extract_all(
     batches = list(_batches(files, recipe, pool_size(workers, len(files))))
     runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
     done: set[int] = set()
+    shared = {size for size, n in collections.Counter(f.size for f in files).items() if n > 1}
+    kept: dict[int, Extracted] = {}  # the results that may serve a copy if this process must go on
     for results in runner.run(batches):
-        done.update(r.index for r in results)
+        for r in results:
+            done.add(r.index)
+            if files[r.index].size in shared:
+                kept[r.index] = r
         yield from results
         if on_done:
             on_done(len(results))
-    if runner.gave_up:  # what the workers could not do, this process does
+    if runner.gave_up:  # what the workers could not do, this process does, with what they did
         rest = [i for i in range(len(files)) if i not in done]
-        yield from _inline(files, rest, recipe, on_done)
+        sizes = {files[i].size for i in rest}
+        earlier = (_Done.of(_item(files, i), r) for i, r in kept.items() if files[i].size in sizes)
+        yield from _inline(files, rest, recipe, on_done, tuple(d for d in earlier if d is not None))
 
 
 def _inline(
-    files: Sequence[FileEntry], indices: list[int], recipe: Recipe, on_done: Callable[[int], object] | None
+    files: Sequence[FileEntry],
+    indices: list[int],
+    recipe: Recipe,
+    on_done: Callable[[int], object] | None,
+    earlier: tuple[_Done, ...] = (),
 ) -> Iterator[Extracted]:
-    seen: dict[tuple[bytes, extract.Alike], Extracted] = {}  # each content lexed once in the run
+    seen: _Seen = {}  # each content lexed once in the run
     for index in indices:
-        yield from _extract_batch(((_item(files, index),), recipe, ()), seen)
+        yield from _extract_batch(((_item(files, index),), recipe, earlier), seen)
+        earlier = ()  # in seen now
         if on_done:
             on_done(1)
 
@@ -168,8 +220,8 @@ class _Workers:
     are run again one per task in a single process, in order: the first one that kills
     that process is reported as a ``lex-error`` and the rest go on in parallel again, in
     their batches. Copies stay lexed once (see :meth:`_isolate`).
-    If workers cannot start at all (a probe task fails), or die more than
-    :data:`MAX_WORKER_DEATHS` times, the caller runs what is left in its own process.
+    If workers cannot start at all (a probe task fails), or die :data:`MAX_WORKER_DEATHS`
+    times, the caller runs what is left in its own process.
     """
 
     def __init__(self, workers: int, warnings: list[str]) -> None:
@@ -205,39 +257,38 @@ class _Workers:
 
     def _isolate(self, left: list[_Batch]) -> Generator[list[Extracted], None, list[_Batch]]:
         """The files of ``left`` one per task in one process, in order, until the file that kills
-        it. Each task carries the results of the files of its batch done before it that have its
-        size (copies of one content are all in one batch), so that a copy is not lexed again.
+        it; that process keeps the memo of the batch its files come from (:func:`_extract_alone`),
+        so copies of one content (always in one batch) are lexed once.
 
         Returns:
             The files after that one, in their batches, to go back to the parallel pool: the
-            rest of the killer's batch with the results of its files done here.
+            rest of the killer's batch with the files of it done here that may be copies.
         """
-        at, done = (0, 0), []  # the batch and the file in it that runs; the batch's results so far
+        where = [(b, k) for b, (items, _, _) in enumerate(left) for k in range(len(items))]
+        tasks = [(b, ((left[b][0][k],), left[b][1], left[b][2] if k == 0 else ())) for b, k in where]
+        results: list[Extracted] = []
         try:
             with process_pool(1) as executor:
                 if not self._started(executor):
                     return []
-                for b, (items, recipe, earlier) in enumerate(left):
-                    done = list(earlier)
-                    for k, item in enumerate(items):
-                        at = (b, k)
-                        same = tuple(e for e in done if e[0][5] == item[5])
-                        (result,) = executor.submit(_extract_batch, ((item,), recipe, same)).result()
-                        done.append((item, result))
-                        yield [result]
+                for (result,) in executor.map(_extract_alone, tasks):
+                    results.append(result)
+                    yield [result]
         except BrokenProcessPool:
-            b, k = at
-            items, recipe, _ = left[b]
+            b, k = where[len(results)]
+            items, recipe, earlier = left[b]
             died = "the worker process died on this file"
-            yield [Extracted(items[k][0], no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
+            yield [Extracted(items[k].number, no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
                 self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")
                 self.gave_up = True
                 return []
             rest = items[k + 1 :]
-            sizes = {item[5] for item in rest}
-            head = [(rest, recipe, tuple(e for e in done if e[0][5] in sizes))] if rest else []
+            sizes = {item.size for item in rest}
+            mine = zip(items[:k], results[len(results) - k :], strict=True)  # this batch's, done here
+            done = [*earlier, *(_Done.of(item, r) for item, r in mine if item.size in sizes)]
+            head = [(rest, recipe, tuple(d for d in done if d is not None))] if rest else []
             return head + left[b + 1 :]
         return []
 
