@@ -5,8 +5,10 @@ import os
 import random
 import re
 import signal
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -194,26 +196,66 @@ def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkey
         ("AAKACC", ["c.go"], 3),  # third: a copy on each side
         ("AKACKAC", ["b.go", "e.go"], 4),  # a second death in the batch handed back after the first
         ("AAKAC", ["c.go"], 3),  # with one death allowed: the rest is lexed here, after it
+        ("AA|KCC|DD", ["c.go"], 4),  # three sizes, three batches: the killer first in the second
     ],
 )
 def test_copies_are_lexed_once_after_a_worker_died(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, layout: str, killers: list[str], lexed: int
 ) -> None:
-    # Files of one size, so one batch, named a.go, b.go, ... with contents A, C or a killer K.
-    # The batch dies whole and runs again one file per task: a copy before a killer takes an
-    # earlier task's result, one after it the results handed back with the rest of the batch.
+    # Files named a.go, b.go, ... with contents A, C, D or a killer K, one size between two "|"
+    # (a batch: a small tree's batches are its sizes). The batch dies whole and runs again one
+    # file per task: a copy before a killer takes an earlier task's result, one after it the
+    # results handed back with the rest of the batch.
     code = render_go(go_file(random.Random(11), 12))
-    text = {"A": code + "// one content.\n", "C": code + "// another one.\n"}
-    files = {f"{chr(97 + i)}.go": text.get(c, f"{code}// KILL_WORKER{i}\n") for i, c in enumerate(layout)}
-    assert len({len(t) for t in files.values()}) == 1  # one size: one batch
+    groups = layout.split("|")
+    files = {}
+    for g, group in enumerate(groups):
+        wide = len("// KILL_WORKER0") + len(groups) - g  # one size a group, larger first
+        for c in group:
+            i = len(files)
+            files[f"{chr(97 + i)}.go"] = (
+                code + (f"// KILL_WORKER{i}" if c == "K" else f"// {c}").ljust(wide, ".") + "\n"
+            )
+    sizes = [len(t) for t in files.values()]
+    assert len(set(sizes)) == len(groups) and sizes == sorted(sizes, reverse=True)
     kill_workers_on_marker(monkeypatch)
-    if len(layout) == 5:
+    if layout == "AAKAC":
         monkeypatch.setattr(workers_module, "MAX_WORKER_DEATHS", 1)
     result = scan([str(make_tree(files))], Config(jobs=2, cache=False))
-    assert any("killed their worker process" in w for w in result.warnings) == (len(layout) == 5)
+    assert any("killed their worker process" in w for w in result.warnings) == (layout == "AAKAC")
     assert [Path(n.path).name for n in result.skips if n.reason == "lex-error"] == killers
     # Lexed: each killer (its task died) and one file of each content; the others copied.
-    assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": len(layout) - lexed, "result": 0}
+    assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": len(files) - lexed, "result": 0}
+
+
+class DyingPool:
+    """Stands in for a pool of one process that runs tasks in order, finishes the first ``dies_on``
+    and dies on the next; the pool notices it while task ``noticed`` is being sent."""
+
+    def __init__(self, dies_on: int, noticed: int) -> None:
+        self.dies_on, self.noticed, self.sent = dies_on, noticed, 0
+
+    def submit(self, fn: Any, task: Any) -> Future[list[str]]:
+        if self.sent >= self.noticed:
+            raise BrokenProcessPool("noticed while sending")
+        future: Future[list[str]] = Future()
+        if self.sent < self.dies_on:
+            future.set_result([f"file {task}"])
+        else:
+            future.set_exception(BrokenProcessPool("died"))
+        self.sent += 1
+        return future
+
+
+@pytest.mark.parametrize(("dies_on", "noticed"), [(3, 4), (3, 5), (0, 1), (3, 3), (6, 6)])
+def test_files_run_alone_give_every_result_taken_before_the_death(dies_on: int, noticed: int) -> None:
+    # The caller blames the file after the results it got: it must get every one that finished,
+    # also when the death is noticed while later files are still being sent (executor.map
+    # sent them all first, raised there, and the first file was blamed).
+    got: list[str] = []
+    with pytest.raises(BrokenProcessPool):
+        got.extend(workers_module._one_by_one(cast(Any, DyingPool(dies_on, noticed)), list(range(10))))
+    assert got == [f"file {n}" for n in range(dies_on)]
 
 
 def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:

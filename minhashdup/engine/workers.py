@@ -5,9 +5,9 @@ many files, in batches, largest first, with a file that kills its worker isolate
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
 same size) share a batch, where the first of each content is lexed and the others
 (:func:`~minhashdup.source.extract.alike`) take its result (``copied``). After a worker died
-too: the files left then run one per task, and the memo of their batch goes with them (a copy
-need not be looked for in another batch). Copies of a file that kills its worker each kill one
-more, as they would lexed: a content that crashes the lexer is never lexed.
+too: the files left then run one per task in one process, which keeps the memo of the batch
+they come from (a copy need not be looked for in another batch). Copies of a file that kills its
+worker each kill one more: the worker dies before it can say which content it was.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import os
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple, cast
 
@@ -271,7 +271,7 @@ class _Workers:
             with process_pool(1) as executor:
                 if not self._started(executor):
                     return []
-                for (result,) in executor.map(_extract_alone, tasks):
+                for result in _one_by_one(executor, tasks):
                     results.append(result)
                     yield [result]
         except BrokenProcessPool:
@@ -291,6 +291,38 @@ class _Workers:
             head = [(rest, recipe, tuple(d for d in done if d is not None))] if rest else []
             return head + left[b + 1 :]
         return []
+
+
+#: Tasks sent ahead to the isolating process: one runs while the next waits in its queue.
+_AHEAD = 2
+
+
+def _one_by_one(executor: ProcessPoolExecutor, tasks: Sequence[tuple[int, _Batch]]) -> Iterator[Extracted]:
+    """The result of each task, in order, from a pool of one process.
+
+    Raises:
+        BrokenProcessPool: at the first task that did not finish, which is the one the process
+            died on: at most :data:`_AHEAD` are sent before the earliest is done, and the one
+            process runs them in order. (``executor.map`` sends every task first: a death while
+            it sends surfaced before any result was taken, and the first file was blamed.)
+    """
+    ahead: collections.deque[Future[list[Extracted]]] = collections.deque()
+    waiting = iter(tasks)
+    broken = False
+    while True:
+        while not broken and len(ahead) < _AHEAD:
+            task = next(waiting, None)
+            if task is None:
+                break
+            try:
+                ahead.append(executor.submit(_extract_alone, task))
+            except BrokenProcessPool:
+                broken = True  # the tasks sent may have finished: their results come first
+        if not ahead:
+            if broken:  # died with every task sent finished: the next one is blamed
+                raise BrokenProcessPool("the worker process died between two files")
+            return
+        yield from ahead.popleft().result()
 
 
 def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
