@@ -147,33 +147,50 @@ def test_empty_tree_is_a_valid_scan(tmp_path: Path) -> None:
     assert result.pairs == [] and result.clusters == [] and result.stats.files_walked == 0
 
 
-def _die_on_marker(items: Any) -> None:
-    for item in items:
-        if "KILL_WORKER" in Path(item.real).read_text():
-            os._exit(9)  # as a killed process
-
-
 real_extract_batch, real_extract_alone = workers_module._extract_batch, workers_module._extract_alone
+real_token_texts = extract_module.token_texts
+
+
+def _die_when_lexing(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+    """token_texts, except on a file holding ``KILL_WORKER``: the process dies, as a killed one."""
+    if "KILL_WORKER" in text:
+        os._exit(9)
+    return real_token_texts(lexer, text, engine)
+
+
+def _fail_when_lexing(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+    """token_texts in the tests' own process: a file holding ``KILL_WORKER`` fails to lex there
+    (a lex-error) instead of ending the tests."""
+    if "KILL_WORKER" in text:
+        raise AssertionError("a killer lexed in the main process")
+    return real_token_texts(lexer, text, engine)
+
+
+def _dying_lexer() -> None:
+    if extract_module.token_texts is real_token_texts:  # in a worker; the tests' process fails instead
+        extract_module.token_texts = _die_when_lexing
 
 
 def crash_on_marker(batch: Any, seen: Any = None) -> Any:
-    """Stands in for the workers' batch function (pickled by name, it runs in the worker): dies
-    on a batch holding a marked file."""
-    _die_on_marker(batch[0])
+    """Stands in for the workers' batch function (pickled by name, it runs in the worker): the
+    worker dies when it lexes a marked file."""
+    _dying_lexer()
     return real_extract_batch(batch, seen)
 
 
 def crash_alone_on_marker(task: Any) -> Any:
-    """Stands in for the function that runs one file after a worker died: dies on a marked file."""
-    _die_on_marker(task[1][0])
+    """Stands in for the function that runs one file after a worker died, dying the same way."""
+    _dying_lexer()
     return real_extract_alone(task)
 
 
 def kill_workers_on_marker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers, even for a small tree, that die on files holding ``KILL_WORKER``."""
+    """Workers, even for a small tree, that die when they lex a file holding ``KILL_WORKER``;
+    lexed in this process, such a file is a lex-error naming the main process."""
     monkeypatch.setattr(workers_module, "_INLINE_BYTES", 0)
     monkeypatch.setattr(workers_module, "_extract_batch", crash_on_marker)
     monkeypatch.setattr(workers_module, "_extract_alone", crash_alone_on_marker)
+    monkeypatch.setattr(extract_module, "token_texts", _fail_when_lexing)
 
 
 def test_a_file_that_kills_its_worker_is_isolated(make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,6 +245,28 @@ def test_copies_are_lexed_once_after_a_worker_died(
     assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": len(files) - lexed, "result": 0}
 
 
+@pytest.mark.parametrize("deaths_allowed", [10, 1])
+def test_copies_of_a_file_that_killed_its_worker_are_not_lexed(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, deaths_allowed: int
+) -> None:
+    # b.go kills its worker; d.go and e.go hold its very bytes. Lexed, each would kill one more
+    # worker, or, once the scan gives up on workers (one death allowed), the scan itself.
+    code = render_go(go_file(random.Random(11), 12))
+    kill, other = code + "// KILL_WORKER\n", code + "// one content\n"
+    root = make_tree({"a.go": other, "b.go": kill, "c.go": other, "d.go": kill, "e.go": kill})
+    kill_workers_on_marker(monkeypatch)
+    monkeypatch.setattr(workers_module, "MAX_WORKER_DEATHS", deaths_allowed)
+    result = scan([str(root)], Config(jobs=2, cache=False))
+    errors = {Path(n.path).name: n.message for n in result.skips if n.reason == "lex-error"}
+    assert errors.pop("b.go") == "lex-error (the worker process died on this file)"
+    killer = (root / "b.go").resolve()
+    assert errors == dict.fromkeys(
+        ["d.go", "e.go"], f"lex-error (the same bytes as {killer}, on which a worker process died (not lexed))"
+    )
+    assert result.stats.cache == {"hits": 0, "lexed": 2, "copies": 3, "result": 0}  # a.go, b.go lexed
+    assert any("killed their worker process" in w for w in result.warnings) == (deaths_allowed == 1)
+
+
 class DyingPool:
     """Stands in for a pool of one process that runs tasks in order, finishes the first ``dies_on``
     and dies on the next; the pool notices it while task ``noticed`` is being sent."""
@@ -263,9 +302,6 @@ def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:
     if "SLOW_LEXER" in text:
         re.match(r"(a+)+$", "a" * 28 + "b")  # ~2**28 steps: seconds, far past the 0.5 s deadline
     return real_token_texts(lexer, text, engine)
-
-
-real_token_texts = extract_module.token_texts
 
 
 def runaway_batch(batch: Any) -> Any:

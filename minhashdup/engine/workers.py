@@ -6,8 +6,9 @@ and is not read again. Each content is lexed once per run: files that may be byt
 same size) share a batch, where the first of each content is lexed and the others
 (:func:`~minhashdup.source.extract.alike`) take its result (``copied``). After a worker died
 too: the files left then run one per task in one process, which keeps the memo of the batch
-they come from (a copy need not be looked for in another batch). Copies of a file that kills its
-worker each kill one more: the worker dies before it can say which content it was.
+they come from (a copy need not be looked for in another batch). A file that kills its worker
+is read here and its copies are reported with it, not lexed (:func:`_killer`): they would kill
+one worker each, and the main process once the scan gives up on workers.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple, cast
 
 from minhashdup.config import Config
+from minhashdup.core.digest import content_digest
 from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
 from minhashdup.source.normalise import VERBATIM, Normalisation
-from minhashdup.source.safeio import MIB
+from minhashdup.source.safeio import MIB, read_regular
 from minhashdup.source.walk import FileEntry
 
 #: Below this many bytes in total, worker processes cost more than they save.
@@ -190,7 +192,8 @@ def extract_all(
     if runner.gave_up:  # what the workers could not do, this process does, with what they did
         rest = [i for i in range(len(files)) if i not in done]
         sizes = {files[i].size for i in rest}
-        earlier = (_Done.of(_item(files, i), r) for i, r in kept.items() if files[i].size in sizes)
+        earlier = [_Done.of(_item(files, i), r) for i, r in kept.items() if files[i].size in sizes]
+        earlier += runner.killers  # their copies are not lexed here either: they would end this process
         yield from _inline(files, rest, recipe, on_done, tuple(d for d in earlier if d is not None))
 
 
@@ -228,6 +231,7 @@ class _Workers:
         self.workers, self.warnings = workers, warnings
         self.deaths = 0
         self.gave_up = False
+        self.killers: list[_Done] = []  # for the copies of the files workers died on (_killer)
 
     def run(self, batches: list[_Batch]) -> Iterator[list[Extracted]]:
         pending = batches
@@ -279,6 +283,8 @@ class _Workers:
             items, recipe, earlier = left[b]
             died = "the worker process died on this file"
             yield [Extracted(items[k].number, no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
+            killer = _killer(items[k], recipe.max_size)
+            self.killers += [killer] if killer is not None else []
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
                 self.warnings.append(f"{self.deaths} files killed their worker process; lexing the rest here")
@@ -287,7 +293,8 @@ class _Workers:
             rest = items[k + 1 :]
             sizes = {item.size for item in rest}
             mine = zip(items[:k], results[len(results) - k :], strict=True)  # this batch's, done here
-            done = [*earlier, *(_Done.of(item, r) for item, r in mine if item.size in sizes)]
+            done = [*earlier, killer if items[k].size in sizes else None]
+            done += [_Done.of(item, r) for item, r in mine if item.size in sizes]
             head = [(rest, recipe, tuple(d for d in done if d is not None))] if rest else []
             return head + left[b + 1 :]
         return []
@@ -323,6 +330,18 @@ def _one_by_one(executor: ProcessPoolExecutor, tasks: Sequence[tuple[int, _Batch
                 raise BrokenProcessPool("the worker process died between two files")
             return
         yield from ahead.popleft().result()
+
+
+def _killer(item: _Item, max_size: int) -> _Done | None:
+    """What the byte-identical copies of ``item``, the file a worker process died on, take
+    instead of being lexed: a ``lex-error`` naming it. ``None`` when its bytes cannot be read."""
+    try:
+        data = item.data if item.data is not None else read_regular(item.real, max_size, follow=False)
+    except OSError:  # gone, grown, no longer a regular file: its copies are lexed as before
+        return None
+    detail = f"the same bytes as {item.real}, on which a worker process died (not lexed)"
+    result = Extracted(-1, no_shingles(), skip=SkipReason.LEX_ERROR, detail=detail, digest=content_digest(data))
+    return _Done(os.path.basename(item.real), item.check_generated, item.data_ok, result)
 
 
 def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
