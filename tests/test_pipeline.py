@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 import random
 import re
@@ -15,6 +16,7 @@ import pytest
 
 from minhashdup import Config, collect, scan
 from minhashdup.core import signature
+from minhashdup.core.digest import content_digest
 from minhashdup.core.sketch import MinHash
 from minhashdup.engine import workers as workers_module
 from minhashdup.errors import ConfigError
@@ -167,7 +169,8 @@ def _fail_when_lexing(lexer: Any, text: str, engine: str = "fast") -> list[str]:
 
 
 def _dying_lexer() -> None:
-    if extract_module.token_texts is real_token_texts:  # in a worker; the tests' process fails instead
+    # In a worker only: the tests' own process fails instead (kill_workers_on_marker)
+    if multiprocessing.parent_process() is not None and extract_module.token_texts is real_token_texts:
         extract_module.token_texts = _die_when_lexing
 
 
@@ -245,26 +248,32 @@ def test_copies_are_lexed_once_after_a_worker_died(
     assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": len(files) - lexed, "result": 0}
 
 
-@pytest.mark.parametrize("deaths_allowed", [10, 1])
+@pytest.mark.parametrize(("deaths_allowed", "cache"), [(10, False), (1, False), (10, True)])
 def test_copies_of_a_file_that_killed_its_worker_are_not_lexed(
-    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, deaths_allowed: int
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, deaths_allowed: int, cache: bool
 ) -> None:
     # b.go kills its worker; d.go and e.go hold its very bytes. Lexed, each would kill one more
-    # worker, or, once the scan gives up on workers (one death allowed), the scan itself.
+    # worker, or, once the scan gives up on workers (one death allowed), the scan itself. x.py
+    # holds them too but is not alike (another lexer): it is lexed, and kills a worker of its own.
+    # With the cache, the workers get the bytes read for the digests.
     code = render_go(go_file(random.Random(11), 12))
     kill, other = code + "// KILL_WORKER\n", code + "// one content\n"
-    root = make_tree({"a.go": other, "b.go": kill, "c.go": other, "d.go": kill, "e.go": kill})
+    files = {"a.go": other, "b.go": kill, "c.go": other, "d.go": kill, "e.go": kill}
+    root = make_tree({**files, "x.py": kill} if deaths_allowed > 1 else files)
     kill_workers_on_marker(monkeypatch)
     monkeypatch.setattr(workers_module, "MAX_WORKER_DEATHS", deaths_allowed)
-    result = scan([str(root)], Config(jobs=2, cache=False))
+    config = Config(jobs=2, **({"cache_dir": str(tmp_path / "cache")} if cache else {"cache": False}))
+    result = scan([str(root)], config)
     errors = {Path(n.path).name: n.message for n in result.skips if n.reason == "lex-error"}
-    assert errors.pop("b.go") == "lex-error (the worker process died on this file)"
-    killer = (root / "b.go").resolve()
-    assert errors == dict.fromkeys(
-        ["d.go", "e.go"], f"lex-error (the same bytes as {killer}, on which a worker process died (not lexed))"
-    )
-    assert result.stats.cache == {"hits": 0, "lexed": 2, "copies": 3, "result": 0}  # a.go, b.go lexed
+    died = "lex-error (the worker process died on this file)"
+    assert errors.pop("b.go") == died
+    assert errors.pop("x.py", died) == died
+    same = f"lex-error (not lexed: the same bytes as {root / 'b.go'}, on which a worker process died)"
+    assert errors == {"d.go": same, "e.go": same}
+    lexed = 3 if deaths_allowed > 1 else 2  # a.go, b.go (and x.py)
+    assert result.stats.cache == {"hits": 0, "lexed": lexed, "copies": 3, "result": 0}
     assert any("killed their worker process" in w for w in result.warnings) == (deaths_allowed == 1)
+    assert not any("changed during the scan" in w for w in result.warnings)
 
 
 class DyingPool:
@@ -292,9 +301,25 @@ def test_files_run_alone_give_every_result_taken_before_the_death(dies_on: int, 
     # also when the death is noticed while later files are still being sent (executor.map
     # sent them all first, raised there, and the first file was blamed).
     got: list[str] = []
-    with pytest.raises(BrokenProcessPool):
+    with pytest.raises(BrokenProcessPool) as raised:
         got.extend(workers_module._one_by_one(cast(Any, DyingPool(dies_on, noticed)), list(range(10))))
     assert got == [f"file {n}" for n in range(dies_on)]
+    # Noticed with every file sent done: the file blamed never ran, and its bytes blame no copy.
+    assert isinstance(raised.value, workers_module._DiedBetween) == (dies_on == noticed)
+
+
+def test_a_killer_read_again_must_be_the_file_the_walk_saw(tmp_path: Path) -> None:
+    path = tmp_path / "k.go"
+    path.write_text("package k\n")
+    st = path.stat()
+    item = workers_module._Item(0, "src/k.go", str(path), None, True, True, st.st_size, st.st_mtime_ns, st.st_ino)
+    done = workers_module._killer(item, 1 << 20)
+    assert done is not None and done.result.digest == content_digest(path.read_bytes())
+    assert done.result.detail == "not lexed: the same bytes as src/k.go, on which a worker process died"
+    assert workers_module._killer(item._replace(mtime_ns=st.st_mtime_ns - 1), 1 << 20) is None  # changed since
+    assert workers_module._killer(item._replace(real=str(tmp_path / "gone.go")), 1 << 20) is None
+    given = workers_module._killer(item._replace(real=str(tmp_path / "gone.go"), data=b"package k\n"), 1 << 20)
+    assert given is not None and given.result == done.result  # bytes given (a dataset's row): not read
 
 
 def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:

@@ -196,7 +196,7 @@ class CachedFiles:
             if item is None:
                 continue
             key = _key(files[i], item.digest, self.config)
-            if key != keys[i]:
+            if key != keys[i] and item.digest is not None:  # no digest: nothing read to compare
                 changed.append(i)
             fact = item.skip is None or (item.skip is SkipReason.NO_LEXER and not item.generated)
             if key is None or not fact:

@@ -28,7 +28,7 @@ from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
 from minhashdup.source.normalise import VERBATIM, Normalisation
-from minhashdup.source.safeio import MIB, read_regular
+from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
 
 #: Below this many bytes in total, worker processes cost more than they save.
@@ -38,14 +38,18 @@ MAX_WORKER_DEATHS = 10
 
 
 class _Item(NamedTuple):
-    """One file of a batch."""
+    """One file of a batch: its position in the files extracted (``Extracted.index``), its bytes
+    when they were read already, and what :class:`FileEntry` says of it (the stat as walked)."""
 
-    number: int  # its position in the files extracted (Extracted.index)
+    number: int
+    path: str
     real: str
-    data: bytes | None  # its bytes when they were read already
-    check_generated: bool  # its kind's checks (FileEntry's)
+    data: bytes | None
+    check_generated: bool
     data_ok: bool
-    size: int  # as walked: files of one size share a batch
+    size: int  # files of one size share a batch
+    mtime_ns: int
+    inode: int
 
 
 class Recipe(NamedTuple):
@@ -105,7 +109,7 @@ def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
         extract.extract_file(
             index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen
         )
-        for index, path, data, check, ok, _ in items
+        for index, _, path, data, check, ok, *_ in items
     ]
 
 
@@ -140,7 +144,8 @@ def extract_batch(files: Sequence[FileEntry], recipe: Recipe) -> list[Extracted]
 def _item(files: Sequence[FileEntry], index: int) -> _Item:
     entry = files[index]
     data = entry.data if isinstance(entry, ReadEntry) else None
-    return _Item(index, entry.real, data, entry.check_generated, entry.data_ok, entry.size)
+    kind = (entry.check_generated, entry.data_ok)
+    return _Item(index, entry.path, entry.real, data, *kind, entry.size, entry.mtime_ns, entry.inode)
 
 
 def extract_all(
@@ -278,12 +283,12 @@ class _Workers:
                 for result in _one_by_one(executor, tasks):
                     results.append(result)
                     yield [result]
-        except BrokenProcessPool:
+        except BrokenProcessPool as err:
             b, k = where[len(results)]
             items, recipe, earlier = left[b]
             died = "the worker process died on this file"
             yield [Extracted(items[k].number, no_shingles(), skip=SkipReason.LEX_ERROR, detail=died)]
-            killer = _killer(items[k], recipe.max_size)
+            killer = None if isinstance(err, _DiedBetween) else _killer(items[k], recipe.max_size)
             self.killers += [killer] if killer is not None else []
             self.deaths += 1
             if self.deaths >= MAX_WORKER_DEATHS:
@@ -302,6 +307,10 @@ class _Workers:
 
 #: Tasks sent ahead to the isolating process: one runs while the next waits in its queue.
 _AHEAD = 2
+
+
+class _DiedBetween(BrokenProcessPool):
+    """The isolating process died with every task sent finished: the file blamed never ran."""
 
 
 def _one_by_one(executor: ProcessPoolExecutor, tasks: Sequence[tuple[int, _Batch]]) -> Iterator[Extracted]:
@@ -327,19 +336,24 @@ def _one_by_one(executor: ProcessPoolExecutor, tasks: Sequence[tuple[int, _Batch
                 broken = True  # the tasks sent may have finished: their results come first
         if not ahead:
             if broken:  # died with every task sent finished: the next one is blamed
-                raise BrokenProcessPool("the worker process died between two files")
+                raise _DiedBetween("the worker process died between two files")
             return
         yield from ahead.popleft().result()
 
 
 def _killer(item: _Item, max_size: int) -> _Done | None:
     """What the byte-identical copies of ``item``, the file a worker process died on, take
-    instead of being lexed: a ``lex-error`` naming it. ``None`` when its bytes cannot be read."""
-    try:
-        data = item.data if item.data is not None else read_regular(item.real, max_size, follow=False)
-    except OSError:  # gone, grown, no longer a regular file: its copies are lexed as before
-        return None
-    detail = f"the same bytes as {item.real}, on which a worker process died (not lexed)"
+    instead of being lexed: a ``lex-error`` naming it. ``None`` when its bytes cannot be read,
+    or may not be those the worker read (its stat is not the walk's any more)."""
+    data = item.data
+    if data is None:
+        try:
+            data, after = read_regular_with_stat(item.real, max_size, follow=False)
+        except OSError:  # gone, grown, no longer a regular file: its copies are lexed as before
+            return None
+        if (after.st_size, after.st_mtime_ns, after.st_ino) != (item.size, item.mtime_ns, item.inode):
+            return None
+    detail = f"not lexed: the same bytes as {item.path}, on which a worker process died"
     result = Extracted(-1, no_shingles(), skip=SkipReason.LEX_ERROR, detail=detail, digest=content_digest(data))
     return _Done(os.path.basename(item.real), item.check_generated, item.data_ok, result)
 
