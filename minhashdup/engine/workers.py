@@ -355,7 +355,7 @@ def _killer(item: _Item, max_size: int) -> _Done | None:
             return None
     detail = f"not lexed: the same bytes as {item.path}, on which a worker process died"
     result = Extracted(-1, no_shingles(), skip=SkipReason.LEX_ERROR, detail=detail, digest=content_digest(data))
-    return _Done(os.path.basename(item.real), item.check_generated, item.data_ok, result)
+    return _Done.of(item, result)
 
 
 def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
