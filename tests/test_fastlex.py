@@ -268,6 +268,9 @@ def test_fallback_engine_is_pygments() -> None:
         ("a*", "a", True),
         (".", None, False),
         ("\\s", "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f ", False),
+        ("[^\\S\\n]+", "\t\x0b\x0c\r\x1c\x1d\x1e\x1f ", False),  # a negated set: what it holds
+        ("[^\\x00-\\x60b-\\x7f]", "a", False),
+        ("(?i)[^a]", None, False),
     ],
 )
 def test_first_characters(pattern: str, starts: str | None, nullable: bool) -> None:

@@ -21,11 +21,15 @@ if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated
 else:  # pragma: no cover - Python 3.10
     import sre_parse as parser
 
-__all__ = ["ASCII", "embeddable", "first_chars", "own_flags", "parser", "scoped"]
+__all__ = ["ASCII", "SPACES", "embeddable", "first_chars", "may_start", "one_char_run", "own_flags", "parser", "scoped"]
 
 #: Characters below this code get a narrowed pattern each; the others use the full one.
 ASCII = 128
 _ANY = None  # "any character may start a match"
+
+#: Every character ``str.isspace`` (and so ``\\s``) holds: none is past U+3000 (a test checks
+#: the whole of Unicode, so a Python whose tables add one fails there, not here).
+SPACES = tuple(c for c in range(0x3001) if chr(c).isspace())
 
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
@@ -90,16 +94,19 @@ def _children(arg: Any) -> Iterator[Any]:
             yield from _children(item)
 
 
+_PROBES = {  # a regex category, and a pattern that tests a character for it
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_NOT_WORD": r"\W",
+}
+
+
 @functools.lru_cache(maxsize=64)
 def _category(name: str, flags: int) -> frozenset[int]:
-    probe = {
-        "CATEGORY_DIGIT": r"\d",
-        "CATEGORY_SPACE": r"\s",
-        "CATEGORY_WORD": r"\w",
-        "CATEGORY_NOT_DIGIT": r"\D",
-        "CATEGORY_NOT_SPACE": r"\S",
-        "CATEGORY_NOT_WORD": r"\W",
-    }.get(name)
+    probe = _PROBES.get(name)
     if probe is None:
         return frozenset(range(ASCII))  # unknown category: any ASCII character
     rx = re.compile(probe, flags & (re.ASCII | re.UNICODE))
@@ -162,6 +169,11 @@ def _first_item(op: str, arg: Any, flags: int) -> tuple[set[int] | None, bool]:
 
 def _first_in(items: Any, flags: int) -> set[int] | None:
     chars: set[int] = set()
+    if items and str(items[0][0]) == "NEGATE":  # [^...]: the ASCII characters it holds, one by one
+        held = [_in_set(items, c, flags) for c in range(ASCII)]
+        if flags & re.IGNORECASE or None in held:
+            return _ANY
+        return {c for c, inside in enumerate(held) if inside}
     for op, arg in items:
         name = str(op)
         if name == "NEGATE":
@@ -181,3 +193,91 @@ def _first_in(items: Any, flags: int) -> set[int] | None:
             return _ANY
     chars = {c for c in chars if c < ASCII}
     return _with_case(chars) if flags & re.IGNORECASE else chars
+
+
+def one_char_run(items: Any) -> bool:
+    """Whether a parsed pattern matches one or more characters of one set, nothing else (``\\n``,
+    ``\\s+``, ``[ \\t]+``): it matches at any character of its set, and only there.
+
+    Example:
+        >>> [one_char_run(parser.parse(p)) for p in (r"\\n", r"\\s+", r"[ \\t]+?", r"\\s*", r"\\s{2}", r"\\s+$")]
+        [True, True, True, False, False, False]
+    """
+    if len(items) != 1:
+        return False
+    op, arg = items[0]
+    if str(op) in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, high, sub = arg
+        if low != 1 or high < 1 or len(sub) != 1:
+            return False
+        op, arg = sub[0]
+    return str(op) in ("LITERAL", "IN")
+
+
+def may_start(items: Any, code: int, flags: int) -> bool:
+    """Whether a parsed pattern may match from a position holding character ``code`` (any
+    code point): ``False`` only when it surely cannot; a pattern that can match empty may.
+
+    Example:
+        >>> [may_start(parser.parse(p), 0xA0, 0) for p in (r"\\n", r"\\s+", r"[^\\W\\d]\\w*", r"x|\\S", ".")]
+        [False, True, False, False, True]
+    """
+    may, nullable = _may(items, code, flags)
+    return may or nullable
+
+
+def _may(items: Any, code: int, flags: int) -> tuple[bool, bool]:
+    """(may the items start with ``code``, can they match empty)."""
+    for op, arg in items:
+        may, nullable = _may_item(str(op), arg, code, flags)
+        if may:
+            return True, False
+        if not nullable:
+            return False, False
+    return False, True
+
+
+def _may_item(op: str, arg: Any, code: int, flags: int) -> tuple[bool, bool]:
+    if op in ("LITERAL", "NOT_LITERAL", "IN"):
+        if flags & re.IGNORECASE:
+            return True, False  # case folding: not worth reasoning about
+        if op == "IN":
+            inside = _in_set(arg, code, flags)
+            return inside is None or inside, False
+        return (arg == code) == (op == "LITERAL"), False
+    if op in ("AT", "ASSERT", "ASSERT_NOT"):
+        return False, True  # zero-width: it only narrows what follows
+    if op == "SUBPATTERN":
+        _, add, remove, sub = arg
+        return _may(sub, code, (flags | add) & ~remove)
+    if op == "ATOMIC_GROUP":
+        return _may(arg, code, flags)
+    if op == "BRANCH":
+        found = [_may(branch, code, flags) for branch in arg[1]]
+        return any(m for m, _ in found), any(n for _, n in found)
+    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, _, sub = arg
+        may, nullable = _may(sub, code, flags)
+        return may, nullable or low == 0
+    return True, False  # ANY, group references, ...: it may
+
+
+def _in_set(items: Any, code: int, flags: int) -> bool | None:
+    """Whether ``code`` is in a parsed character set (``None``: cannot tell)."""
+    negate, hit = False, False
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            hit = hit or arg == code
+        elif name == "RANGE":
+            hit = hit or arg[0] <= code <= arg[1]
+        elif name == "CATEGORY":
+            probe = _PROBES.get(str(arg))
+            if probe is None:
+                return None
+            hit = hit or re.match(probe, chr(code), flags & (re.ASCII | re.UNICODE)) is not None
+        else:
+            return None
+    return hit != negate

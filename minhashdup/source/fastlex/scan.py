@@ -21,7 +21,8 @@ At = Callable[[int, _TokenType], None]
 
 
 # The hot loop: names are locals; a token whose rule stays in the state and keeps or drops it
-# by type alone takes the fast path (one regex call, a list lookup, maybe an append); the rest
+# by type alone takes the fast path (one regex call, which takes the whitespace after it too,
+# see states.blanks; a list lookup, maybe an append); the rest
 # (state changes, callbacks, blank text, no rule matching, a state run rule by rule) is
 # pygments' loop, in :func:`_step`.
 def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
@@ -32,11 +33,17 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
     pos, end = 0, len(text)
     stack = ["root"]
     state = states["root"]
-    whole, by_char = state.joined, state.by_char  # the state's, looked up on a change of state only
+    whole, by_char, wide = state.joined, state.by_char, state.wide  # looked up on a change of state only
     while True:
         if whole is not None and pos < end:
             code = code_of(text[pos])
-            joined = (by_char[code] or state.for_char(code)) if code < ascii_ else whole
+            if code < ascii_:
+                joined = by_char[code] or state.for_char(code)
+            elif code in wide:  # whitespace past ASCII that the state drops (see states.blanks)
+                pos = state.skip(text, pos).end()
+                continue
+            else:
+                joined = whole
             m = joined.match(text, pos)
             if m is not None:
                 group = m.lastindex
@@ -68,7 +75,7 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
             return out
         pos, stack = moved
         state = states[stack[-1]]
-        whole, by_char = state.joined, state.by_char
+        whole, by_char, wide = state.joined, state.by_char, state.wide
 
 
 def _step(

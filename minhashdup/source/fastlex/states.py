@@ -6,6 +6,12 @@ non-capturing where that is sure to keep its meaning (:func:`without_groups`): e
 costs the regex engine marks to save and the match object room, and only a callback rule
 needs them, which matches again with its own pattern. The first characters of each rule (and
 whether it can match empty) narrow the pattern tried at a position.
+
+Whitespace between tokens costs a regex call of its own per run, as many as the tokens. Where
+a state drops every whitespace character the same way (:func:`blanks`: the first rule that may
+start there is a dropped run of whitespace, like Go's ``\\s+``), each token's alternative
+takes the whitespace after it too: the state's runs tile it, all dropped, so the tokens kept
+and where the next one starts are pygments' own.
 """
 
 from __future__ import annotations
@@ -18,7 +24,16 @@ from typing import Any, cast
 from pygments.lexer import bygroups
 from pygments.token import Text, _TokenType
 
-from minhashdup.source.patterns import ASCII, embeddable, first_chars, own_flags, scoped
+from minhashdup.source.patterns import (
+    ASCII,
+    SPACES,
+    embeddable,
+    first_chars,
+    may_start,
+    one_char_run,
+    own_flags,
+    scoped,
+)
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
@@ -106,6 +121,9 @@ class State:
     flags: int = 0
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
+    tail: str = ""  # appended to each fast alternative: the ASCII whitespace :func:`blanks` found
+    wide: frozenset[int] = frozenset()  # the other whitespace it found, skipped by ``skip``
+    skip: Callable[..., Any] = _NOTHING  # the match of a run of ``wide`` (a state with any)
 
     def for_char(self, code: int) -> Joined:
         """The pattern to try at a position starting with ASCII character ``code``.
@@ -125,7 +143,7 @@ class State:
         )
         found = self.built.get(chosen)
         if found is None:
-            found = compile_joined(self.sequential, self.sources, list(chosen), self.flags) or self.joined
+            found = compile_joined(self.sequential, self.sources, list(chosen), self.flags, self.tail) or self.joined
             assert found is not None
             self.built[chosen] = found
         self.by_char[code] = found
@@ -151,6 +169,7 @@ def join(rules: list[Rule], flags: int) -> State:
     plans = [_plan(rule) for rule in rules]
     sequential = State(plans, None, [])
     sources: list[Source] = []
+    trees = []
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
         if not isinstance(pattern.pattern, str):
@@ -169,14 +188,66 @@ def join(rules: list[Rule], flags: int) -> State:
         if blank:  # whitespace only: it starts with a space (first_chars gives up on [^\S\n])
             chars = _SPACES if chars is None else chars & _SPACES
         sources.append(Source(text, groups, (chars, nullable), blank))
-    everything = compile_joined(plans, sources, list(range(len(plans))), flags)
+        trees.append(parsed)
+    tail, wide = blanks(plans, sources, trees, flags)
+    everything = compile_joined(plans, sources, list(range(len(plans))), flags, tail)
     if everything is None:
         return sequential
-    return State(plans, everything, [None] * ASCII, sources, flags)
+    skip = re.compile("[" + "".join(f"\\U{c:08x}" for c in wide) + "]*").match if wide else _NOTHING
+    return State(plans, everything, [None] * ASCII, sources, flags, tail=tail, wide=frozenset(wide), skip=skip)
 
 
-def compile_joined(plans: list[Plan], sources: list[Source], chosen: list[int], flags: int) -> Joined | None:
-    """Join the chosen rules, in order, each in a wrapper group; ``None`` if that fails."""
+def blanks(plans: list[Plan], sources: list[Source], trees: list[Any], flags: int) -> tuple[str, list[int]]:
+    """The whitespace a state's tokens can take after them: a ``[...]*`` of ASCII characters
+    (``""``: none), and the other characters of the same kind, which the scan skips itself.
+
+    A whitespace character counts when the first of the state's rules that may start with it
+    is a run of one set of whitespace (:func:`.patterns.one_char_run`, :func:`blank_only`)
+    holding it, dropped and staying in the state; and every character of such a run's set
+    must count. Then from any token's end, pygments' tokens tile the longest stretch of such
+    characters (each is matched by its run rule, which cannot run past the stretch), all
+    dropped: taking it with the token keeps pygments' tokens and positions.
+    """
+    runs: set[int] = set()
+    found: list[int] = []
+    for code in SPACES:
+        i = _first_that_may_start(sources, trees, code)
+        if i is None:
+            continue  # no rule: pygments' own way (an error token, or a line end's reset)
+        plan, source = plans[i], sources[i]
+        if _fast_kind(plan, source) == DROP and source.blank and one_char_run(trees[i]) and _holds(plan, code):
+            found.append(code)
+            runs.add(i)
+    if any(_holds(plans[i], c) and c not in found for i in runs for c in SPACES):
+        return "", []
+    narrow = [c for c in found if c < ASCII]
+    if not narrow:
+        return "", []
+    return "[" + "".join(f"\\x{c:02x}" for c in narrow) + "]*", [c for c in found if c >= ASCII]
+
+
+def _first_that_may_start(sources: list[Source], trees: list[Any], code: int) -> int | None:
+    """The first rule that may match from a position holding ``code`` (by the narrowing's
+    first characters below ASCII, by :func:`.patterns.may_start` past it)."""
+    for i, source in enumerate(sources):
+        if code >= ASCII:
+            if may_start(trees[i], code, trees[i].state.flags):
+                return i
+        elif source.starts[0] is None or source.starts[1] or code in source.starts[0]:
+            return i
+    return None
+
+
+def _holds(plan: Plan, code: int) -> bool:
+    """Whether a run rule's set holds the character (its pattern matches it alone)."""
+    return cast(Any, plan.rexmatch).__self__.fullmatch(chr(code)) is not None
+
+
+def compile_joined(
+    plans: list[Plan], sources: list[Source], chosen: list[int], flags: int, tail: str = ""
+) -> Joined | None:
+    """Join the chosen rules, in order, each in a wrapper group (a fast one followed by
+    ``tail``, see :func:`blanks`); ``None`` if that fails."""
     if not chosen:
         return Joined(_NOTHING, [None], [SLOW])
     by_group: list[Plan | None] = [None]
@@ -184,9 +255,10 @@ def compile_joined(plans: list[Plan], sources: list[Source], chosen: list[int], 
     parts = []
     for i in chosen:
         plan, source = plans[i], sources[i]
+        kind = _fast_kind(plan, source)
         by_group += [plan] + [None] * source.groups
-        fast += [_fast_kind(plan, source)] + [SLOW] * source.groups
-        parts.append(f"({source.text})")
+        fast += [kind] + [SLOW] * source.groups
+        parts.append(f"({source.text})" + (tail if kind != SLOW else ""))
     try:
         joined = re.compile("|".join(parts), flags)
     except re.error:
