@@ -1,4 +1,4 @@
-"""The fast engine's whitespace after a token (``states.blanks``): taken only where pygments'
+"""The fast engine's whitespace after a token (``fastlex.blanks``): taken only where pygments'
 own tokens over it are dropped runs, so the tokens stay exactly pygments'."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.lexer import RegexLexer
-from pygments.lexers import GoLexer
-from pygments.token import Name, Punctuation, Text, Whitespace
+from pygments.lexers import GoLexer, PythonLexer
+from pygments.token import Comment, Name, Punctuation, Text, Whitespace
 
 from minhashdup.source.fastlex import FastLexer
-from minhashdup.source.patterns import SPACES, may_start, one_char_run, parser
+from minhashdup.source.patterns import SPACES, line_anchored, may_end_with, may_start, one_char_run, parser
 from minhashdup.source.significant import significant_tokens
 
 
@@ -54,6 +54,22 @@ class _TextRun(RegexLexer):  # type: ignore[misc]  # pygments is untyped
     }
 
 
+class _Anchored(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """A rule anchored at a line's start may start with a space: whitespace is taken within a
+    line only, and not after a token that may end with a line end (the comment)."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [
+            (r"^\s*#\w*", Comment.Preproc),
+            (r"//[^\n]*\n", Comment.Single),
+            (r"\n", Whitespace),
+            (r"[^\S\n]+", Whitespace),
+            (r"\w+", Name),
+            (r".", Punctuation),
+        ]
+    }
+
+
 def _root(cls: type[RegexLexer]):  # type: ignore[no-untyped-def]
     return FastLexer(cls(stripnl=False, ensurenl=True)).states["root"]
 
@@ -73,7 +89,10 @@ def test_spaces_are_every_whitespace_character() -> None:
         (r"x|[^\S\n]", 0x2028, 0, True),
         (r"(?=\s)\u00a0", 0xA0, 0, True),
         (r"\u00a0", 0x2028, 0, False),
-        (r"\u00a0", 0x2028, re.IGNORECASE, True),  # case folding: not reasoned about
+        (r"\u00a0", 0x2028, re.IGNORECASE, False),
+        (r"k", 0x212A, re.IGNORECASE, True),  # the Kelvin sign folds to k: the engine is asked
+        (r"(?i:[^a])", 0xA0, 0, True),
+        (r"(?i:[a-z])", 0xA0, 0, False),
         (r"\s*x", 0xA0, 0, True),  # may match empty first
         (r"(?:ab)?x", 0xA0, 0, False),
         (r"(?:ab)?x", ord("a"), 0, True),
@@ -84,7 +103,8 @@ def test_spaces_are_every_whitespace_character() -> None:
     ],
 )
 def test_may_start(pattern: str, code: int, flags: int, may: bool) -> None:
-    assert may_start(parser.parse(pattern, flags), code, flags) is may
+    parsed = parser.parse(pattern, flags)
+    assert may_start(parsed, code, parsed.state.flags) is may
 
 
 @pytest.mark.parametrize(
@@ -103,11 +123,56 @@ def test_one_char_run(pattern: str, run: bool) -> None:
     assert one_char_run(parser.parse(pattern)) is run
 
 
+@pytest.mark.parametrize(
+    ("pattern", "flags", "may"),
+    [
+        (r"//.*?$", re.MULTILINE, False),
+        (r"//.*\n", 0, True),
+        (r"/\*(.|\n)*?\*/", 0, False),
+        (r"a.", re.DOTALL, True),
+        (r"a.", 0, False),
+        (r"[^\S\n]+", 0, False),
+        (r"\s+", 0, True),
+        (r"x(?=\n)", 0, False),  # a lookahead takes nothing
+        (r"x\n?", 0, True),
+        (r"(?i)x\n", 0, True),
+        (r"$", 0, True),  # can match empty
+    ],
+)
+def test_may_end_with_a_line_end(pattern: str, flags: int, may: bool) -> None:
+    parsed = parser.parse(pattern, flags)
+    assert may_end_with(parsed, 10, parsed.state.flags) is may
+
+
+@pytest.mark.parametrize(
+    ("pattern", "anchored"),
+    [
+        (r"^\s*#", True),
+        (r"\A#!", True),
+        (r"(?:^a|^b)", True),
+        (r"a|^b", False),
+        (r"(?<=\n)x", False),
+        (r"\s*^#", False),
+    ],
+)
+def test_line_anchored(pattern: str, anchored: bool) -> None:
+    assert line_anchored(parser.parse(pattern, re.MULTILINE)) is anchored
+
+
 def test_go_takes_every_whitespace_after_a_token() -> None:
     state = FastLexer(GoLexer(stripnl=False, ensurenl=True)).states["root"]
     ascii_spaces = "".join(f"\\x{c:02x}" for c in SPACES if c < 128)
-    assert state.tail == f"[{ascii_spaces}]*"
-    assert state.wide == frozenset(c for c in SPACES if c >= 128)
+    assert state.taken.tail == f"[{ascii_spaces}]*"
+    assert state.taken.wide == frozenset(c for c in SPACES if c >= 128)
+    assert not state.taken.within_line
+
+
+def test_python_takes_whitespace_within_a_line() -> None:
+    # Its docstring rule, anchored at a line's start, may start with a space.
+    state = FastLexer(PythonLexer(stripnl=False, ensurenl=True)).states["root"]
+    assert state.taken.within_line
+    assert state.taken.tail == "[" + "".join(f"\\x{c:02x}" for c in SPACES if c < 128 and c != 10) + "]*"
+    assert state.taken.wide == frozenset(c for c in SPACES if c >= 128)
 
 
 @pytest.mark.parametrize(
@@ -117,10 +182,11 @@ def test_go_takes_every_whitespace_after_a_token() -> None:
         (_WideFirst, ""),  # \s+ holds U+00A0, which a rule before it keeps
         (_LineEndsMove, ""),  # \n changes state, and \s+ holds it
         (_TextRun, r"[\x09\x0a\x0b\x0c\x0d\x1c\x1d\x1e\x1f\x20]*"),
+        (_Anchored, r"[\x09\x0b\x0c\x0d\x1c\x1d\x1e\x1f\x20]*"),  # within a line: no \n
     ],
 )
 def test_which_whitespace_a_state_takes_after_a_token(cls: type[RegexLexer], tail: str) -> None:
-    assert _root(cls).tail == tail
+    assert _root(cls).taken.tail == tail
 
 
 _PIECES = [
@@ -129,6 +195,8 @@ _PIECES = [
     "1",
     ";",
     ".",
+    "#",
+    "//",
     "\n",
     " ",
     "  ",
@@ -144,7 +212,9 @@ _PIECES = [
 ]
 
 
-@pytest.mark.parametrize("cls", [_SpacesThenOther, _WideFirst, _LineEndsMove, _TextRun, GoLexer])
+@pytest.mark.parametrize(
+    "cls", [_SpacesThenOther, _WideFirst, _LineEndsMove, _TextRun, _Anchored, GoLexer, PythonLexer]
+)
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_tokens_equal_pygments_whatever_the_whitespace(cls: type[RegexLexer], data: st.DataObject) -> None:
@@ -154,4 +224,15 @@ def test_tokens_equal_pygments_whatever_the_whitespace(cls: type[RegexLexer], da
     # Once as written, and once after 64 of every character, when the narrowed patterns serve.
     warm = "".join(_PIECES) * 64
     assert fast.significant_tokens(text) == list(significant_tokens(lexer, text))
+    assert fast.significant_tokens(warm + text) == list(significant_tokens(lexer, warm + text))
+
+
+@pytest.mark.parametrize("text", ["x //c\n  #y\n", "x\n\u00a0#y\n", "x;\n\t #y z\n", "x \u00a0\n #y\n"])
+def test_a_line_start_is_left_to_the_rules_anchored_there(text: str) -> None:
+    lexer = _Anchored(stripnl=False, ensurenl=True)
+    fast = FastLexer(lexer)
+    expected = list(significant_tokens(lexer, text))
+    assert any(t.endswith("#y") and t != "#y" for t in expected)  # the anchored rule took the line's start
+    warm = "".join(_PIECES) * 64
+    assert fast.significant_tokens(text) == expected
     assert fast.significant_tokens(warm + text) == list(significant_tokens(lexer, warm + text))

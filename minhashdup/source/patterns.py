@@ -16,12 +16,26 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-if sys.version_info >= (3, 11):  # the regex parser; sre_parse is its deprecated alias
+if sys.version_info >= (3, 11):  # the regex parser and compiler; sre_* are their deprecated aliases
+    from re import _compiler as compiler  # type: ignore[attr-defined]
     from re import _parser as parser  # type: ignore[attr-defined]
 else:  # pragma: no cover - Python 3.10
+    import sre_compile as compiler
     import sre_parse as parser
 
-__all__ = ["ASCII", "SPACES", "embeddable", "first_chars", "may_start", "one_char_run", "own_flags", "parser", "scoped"]
+__all__ = [
+    "ASCII",
+    "SPACES",
+    "embeddable",
+    "first_chars",
+    "line_anchored",
+    "may_end_with",
+    "may_start",
+    "one_char_run",
+    "own_flags",
+    "parser",
+    "scoped",
+]
 
 #: Characters below this code get a narrowed pattern each; the others use the full one.
 ASCII = 128
@@ -222,14 +236,47 @@ def may_start(items: Any, code: int, flags: int) -> bool:
         >>> [may_start(parser.parse(p), 0xA0, 0) for p in (r"\\n", r"\\s+", r"[^\\W\\d]\\w*", r"x|\\S", ".")]
         [False, True, False, False, True]
     """
-    may, nullable = _may(items, code, flags)
+    may, nullable = _may(items, code, flags, 1)
     return may or nullable
 
 
-def _may(items: Any, code: int, flags: int) -> tuple[bool, bool]:
-    """(may the items start with ``code``, can they match empty)."""
-    for op, arg in items:
-        may, nullable = _may_item(str(op), arg, code, flags)
+def may_end_with(items: Any, code: int, flags: int) -> bool:
+    """Whether a parsed pattern's match may end with character ``code`` (``False`` only when it
+    surely cannot; a pattern that can match empty may).
+
+    Example:
+        >>> [may_end_with(parser.parse(p), 10, 0) for p in (r"//.*?$", r"//.*\\n", r"[^\\S\\n]+", r"a(?s:.)", r"\\n?x")]
+        [False, True, False, True, False]
+    """
+    may, nullable = _may(items, code, flags, -1)
+    return may or nullable
+
+
+def line_anchored(items: Any) -> bool:
+    """Whether a parsed pattern can only match at a line's start (it begins with ``^``, or
+    ``\\A``): where the character before is not a line end, it cannot match.
+
+    Example:
+        >>> [line_anchored(parser.parse(p, re.M)) for p in (r"^\\s*#", r"\\A#!", r"(^a|^b)", r"a|^b", r"(?<=\\n)x")]
+        [True, True, True, False, False]
+    """
+    if not items:
+        return False
+    op, arg = items[0]
+    name = str(op)
+    if name == "AT":
+        return str(arg) in ("AT_BEGINNING", "AT_BEGINNING_LINE", "AT_BEGINNING_STRING")
+    if name == "SUBPATTERN":
+        return line_anchored(arg[3])
+    if name == "BRANCH":
+        return all(line_anchored(branch) for branch in arg[1])
+    return False
+
+
+def _may(items: Any, code: int, flags: int, way: int) -> tuple[bool, bool]:
+    """(may the items start (``way`` 1) or end (-1) with ``code``, can they match empty)."""
+    for op, arg in items if way > 0 else reversed(items):
+        may, nullable = _may_item(str(op), arg, code, flags, way)
         if may:
             return True, False
         if not nullable:
@@ -237,29 +284,41 @@ def _may(items: Any, code: int, flags: int) -> tuple[bool, bool]:
     return False, True
 
 
-def _may_item(op: str, arg: Any, code: int, flags: int) -> tuple[bool, bool]:
+def _may_item(op: str, arg: Any, code: int, flags: int, way: int) -> tuple[bool, bool]:
     if op in ("LITERAL", "NOT_LITERAL", "IN"):
         if flags & re.IGNORECASE:
-            return True, False  # case folding: not worth reasoning about
+            return _one_char(op, arg, code, flags), False
         if op == "IN":
             inside = _in_set(arg, code, flags)
             return inside is None or inside, False
         return (arg == code) == (op == "LITERAL"), False
+    if op == "ANY":
+        return code != 10 or bool(flags & re.DOTALL), False
     if op in ("AT", "ASSERT", "ASSERT_NOT"):
-        return False, True  # zero-width: it only narrows what follows
+        return False, True  # zero-width: it only narrows what is next to it
     if op == "SUBPATTERN":
         _, add, remove, sub = arg
-        return _may(sub, code, (flags | add) & ~remove)
+        return _may(sub, code, (flags | add) & ~remove, way)
     if op == "ATOMIC_GROUP":
-        return _may(arg, code, flags)
+        return _may(arg, code, flags, way)
     if op == "BRANCH":
-        found = [_may(branch, code, flags) for branch in arg[1]]
+        found = [_may(branch, code, flags, way) for branch in arg[1]]
         return any(m for m, _ in found), any(n for _, n in found)
     if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         low, _, sub = arg
-        may, nullable = _may(sub, code, flags)
+        may, nullable = _may(sub, code, flags, way)
         return may, nullable or low == 0
-    return True, False  # ANY, group references, ...: it may
+    return True, False  # group references, ...: it may
+
+
+def _one_char(op: str, arg: Any, code: int, flags: int) -> bool:
+    """Whether one character-matching item (a literal, its negation, a set) matches ``code``
+    under ``flags``, asked of the regex engine itself: case folding has too many special cases
+    to reason about (the Kelvin sign matches ``k``)."""
+    state = parser.State()
+    state.flags = flags
+    item = parser.SubPattern(state, [(getattr(parser, op), arg)])
+    return compiler.compile(item, flags).fullmatch(chr(code)) is not None
 
 
 def _in_set(items: Any, code: int, flags: int) -> bool | None:

@@ -22,7 +22,7 @@ At = Callable[[int, _TokenType], None]
 
 # The hot loop: names are locals; a token whose rule stays in the state and keeps or drops it
 # by type alone takes the fast path (one regex call, which takes the whitespace after it too,
-# see states.blanks; a list lookup, maybe an append); the rest
+# see .blanks; a list lookup, maybe an append); the rest
 # (state changes, callbacks, blank text, no rule matching, a state run rule by rule) is
 # pygments' loop, in :func:`_step`.
 def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
@@ -33,14 +33,14 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
     pos, end = 0, len(text)
     stack = ["root"]
     state = states["root"]
-    whole, by_char, wide = state.joined, state.by_char, state.wide  # looked up on a change of state only
+    whole, by_char, wide = state.joined, state.by_char, state.taken.wide  # looked up on a change of state only
     while True:
         if whole is not None and pos < end:
             code = code_of(text[pos])
             if code < ascii_:
                 joined = by_char[code] or state.for_char(code)
-            elif code in wide:  # whitespace past ASCII that the state drops (see states.blanks)
-                pos = state.skip(text, pos).end()
+            elif code in wide and not (state.taken.within_line and (pos == 0 or text[pos - 1] == "\n")):
+                pos = state.skip(text, pos).end()  # whitespace past ASCII the state drops (see .blanks)
                 continue
             else:
                 joined = whole
@@ -75,7 +75,7 @@ def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
             return out
         pos, stack = moved
         state = states[stack[-1]]
-        whole, by_char, wide = state.joined, state.by_char, state.wide
+        whole, by_char, wide = state.joined, state.by_char, state.taken.wide
 
 
 def _step(

@@ -7,11 +7,8 @@ costs the regex engine marks to save and the match object room, and only a callb
 needs them, which matches again with its own pattern. The first characters of each rule (and
 whether it can match empty) narrow the pattern tried at a position.
 
-Whitespace between tokens costs a regex call of its own per run, as many as the tokens. Where
-a state drops every whitespace character the same way (:func:`blanks`: the first rule that may
-start there is a dropped run of whitespace, like Go's ``\\s+``), each token's alternative
-takes the whitespace after it too: the state's runs tile it, all dropped, so the tokens kept
-and where the next one starts are pygments' own.
+Where a state drops whitespace the same way wherever it stands (:mod:`.blanks`), each fast
+alternative takes the whitespace after its token too, in the same call.
 """
 
 from __future__ import annotations
@@ -24,16 +21,8 @@ from typing import Any, cast
 from pygments.lexer import bygroups
 from pygments.token import Text, _TokenType
 
-from minhashdup.source.patterns import (
-    ASCII,
-    SPACES,
-    embeddable,
-    first_chars,
-    may_start,
-    one_char_run,
-    own_flags,
-    scoped,
-)
+from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blanks
+from minhashdup.source.patterns import ASCII, embeddable, first_chars, may_end_with, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
@@ -108,6 +97,7 @@ class Source:
     groups: int
     starts: Starts
     blank: bool  # it matches whitespace only: dropped, whatever its type
+    ends_line: bool = True  # its match may end with a line end (see .blanks)
 
 
 @dataclasses.dataclass
@@ -121,9 +111,8 @@ class State:
     flags: int = 0
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
-    tail: str = ""  # appended to each fast alternative: the ASCII whitespace :func:`blanks` found
-    wide: frozenset[int] = frozenset()  # the other whitespace it found, skipped by ``skip``
-    skip: Callable[..., Any] = _NOTHING  # the match of a run of ``wide`` (a state with any)
+    taken: Blanks = NONE  # the whitespace a fast alternative takes after its token (.blanks)
+    skip: Callable[..., Any] = _NOTHING  # the match of a stretch of ``taken.wide`` (if any)
 
     def for_char(self, code: int) -> Joined:
         """The pattern to try at a position starting with ASCII character ``code``.
@@ -143,7 +132,7 @@ class State:
         )
         found = self.built.get(chosen)
         if found is None:
-            found = compile_joined(self.sequential, self.sources, list(chosen), self.flags, self.tail) or self.joined
+            found = compile_joined(self.sequential, self.sources, list(chosen), self.flags, self.taken) or self.joined
             assert found is not None
             self.built[chosen] = found
         self.by_char[code] = found
@@ -169,7 +158,7 @@ def join(rules: list[Rule], flags: int) -> State:
     plans = [_plan(rule) for rule in rules]
     sequential = State(plans, None, [])
     sources: list[Source] = []
-    trees = []
+    facts: list[Facts] = []
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
         if not isinstance(pattern.pattern, str):
@@ -187,67 +176,23 @@ def join(rules: list[Rule], flags: int) -> State:
         blank = blank_only(parsed)
         if blank:  # whitespace only: it starts with a space (first_chars gives up on [^\S\n])
             chars = _SPACES if chars is None else chars & _SPACES
-        sources.append(Source(text, groups, (chars, nullable), blank))
-        trees.append(parsed)
-    tail, wide = blanks(plans, sources, trees, flags)
-    everything = compile_joined(plans, sources, list(range(len(plans))), flags, tail)
+        source = Source(text, groups, (chars, nullable), blank, may_end_with(parsed, 10, parsed.state.flags))
+        sources.append(source)
+        facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern))
+    taken = blanks(facts)
+    everything = compile_joined(plans, sources, list(range(len(plans))), flags, taken)
     if everything is None:
         return sequential
-    skip = re.compile("[" + "".join(f"\\U{c:08x}" for c in wide) + "]*").match if wide else _NOTHING
-    return State(plans, everything, [None] * ASCII, sources, flags, tail=tail, wide=frozenset(wide), skip=skip)
-
-
-def blanks(plans: list[Plan], sources: list[Source], trees: list[Any], flags: int) -> tuple[str, list[int]]:
-    """The whitespace a state's tokens can take after them: a ``[...]*`` of ASCII characters
-    (``""``: none), and the other characters of the same kind, which the scan skips itself.
-
-    A whitespace character counts when the first of the state's rules that may start with it
-    is a run of one set of whitespace (:func:`.patterns.one_char_run`, :func:`blank_only`)
-    holding it, dropped and staying in the state; and every character of such a run's set
-    must count. Then from any token's end, pygments' tokens tile the longest stretch of such
-    characters (each is matched by its run rule, which cannot run past the stretch), all
-    dropped: taking it with the token keeps pygments' tokens and positions.
-    """
-    runs: set[int] = set()
-    found: list[int] = []
-    for code in SPACES:
-        i = _first_that_may_start(sources, trees, code)
-        if i is None:
-            continue  # no rule: pygments' own way (an error token, or a line end's reset)
-        plan, source = plans[i], sources[i]
-        if _fast_kind(plan, source) == DROP and source.blank and one_char_run(trees[i]) and _holds(plan, code):
-            found.append(code)
-            runs.add(i)
-    if any(_holds(plans[i], c) and c not in found for i in runs for c in SPACES):
-        return "", []
-    narrow = [c for c in found if c < ASCII]
-    if not narrow:
-        return "", []
-    return "[" + "".join(f"\\x{c:02x}" for c in narrow) + "]*", [c for c in found if c >= ASCII]
-
-
-def _first_that_may_start(sources: list[Source], trees: list[Any], code: int) -> int | None:
-    """The first rule that may match from a position holding ``code`` (by the narrowing's
-    first characters below ASCII, by :func:`.patterns.may_start` past it)."""
-    for i, source in enumerate(sources):
-        if code >= ASCII:
-            if may_start(trees[i], code, trees[i].state.flags):
-                return i
-        elif source.starts[0] is None or source.starts[1] or code in source.starts[0]:
-            return i
-    return None
-
-
-def _holds(plan: Plan, code: int) -> bool:
-    """Whether a run rule's set holds the character (its pattern matches it alone)."""
-    return cast(Any, plan.rexmatch).__self__.fullmatch(chr(code)) is not None
+    wide = "".join(f"\\U{c:08x}" for c in sorted(taken.wide))
+    skip = re.compile(f"[{wide}]*").match if wide else _NOTHING
+    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken, skip=skip)
 
 
 def compile_joined(
-    plans: list[Plan], sources: list[Source], chosen: list[int], flags: int, tail: str = ""
+    plans: list[Plan], sources: list[Source], chosen: list[int], flags: int, taken: Blanks = NONE
 ) -> Joined | None:
-    """Join the chosen rules, in order, each in a wrapper group (a fast one followed by
-    ``tail``, see :func:`blanks`); ``None`` if that fails."""
+    """Join the chosen rules, in order, each in a wrapper group (a fast one followed by the
+    whitespace ``taken``, see :mod:`.blanks`); ``None`` if that fails."""
     if not chosen:
         return Joined(_NOTHING, [None], [SLOW])
     by_group: list[Plan | None] = [None]
@@ -258,7 +203,8 @@ def compile_joined(
         kind = _fast_kind(plan, source)
         by_group += [plan] + [None] * source.groups
         fast += [kind] + [SLOW] * source.groups
-        parts.append(f"({source.text})" + (tail if kind != SLOW else ""))
+        tail = kind != SLOW and not (taken.within_line and source.ends_line)
+        parts.append(f"({source.text})" + (taken.tail if tail else ""))
     try:
         joined = re.compile("|".join(parts), flags)
     except re.error:

@@ -1,0 +1,110 @@
+"""Whitespace a token's regex call can take after it, keeping pygments' tokens exactly.
+
+Between tokens, whitespace costs a regex call of its own per run: on Go, two calls in five.
+Where a lexer state drops whitespace the same way wherever it stands, each token's alternative
+in the joined pattern can end with a ``[...]*`` of it, and the scan skips the rest (whitespace
+past ASCII) with one call.
+
+The argument. Say a whitespace character *counts* when the first of the state's rules that may
+start with it is a *run rule*: one set of whitespace, one or more times
+(:func:`.patterns.one_char_run`), that holds the character, dropped and staying in the state.
+Such a rule matches wherever its set's characters stand, and takes the longest stretch of them.
+If every character of every such run's set counts too, then from a token's end, pygments'
+tokens over the longest stretch of counting characters are run rules, each ending inside the
+stretch or at its end (a run cannot take a character that does not count), all dropped: taking
+the stretch with the token keeps the tokens kept and where the next one starts.
+
+Rules anchored at a line's start (``^\\s*#`` in C, Python's docstring rule) may start with
+whitespace, but only just after a line end. When they are all that stops the argument, it
+still holds *within a line*: leave the line end out of the counting characters, and take a
+stretch only after a token that cannot end with a line end (``//.*$`` may take it; ``\\n`` may
+not). Then no position in the stretch is a line's start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, NamedTuple
+
+from minhashdup.source.patterns import ASCII, SPACES, line_anchored, may_start, one_char_run
+from minhashdup.source.significant import DROP
+
+_LINE_END = 10
+
+
+class Facts(NamedTuple):
+    """What the analysis needs of one rule, in the state's order."""
+
+    kind: int  # its fast-path kind (states.SLOW: not on the fast path)
+    blank: bool  # it matches whitespace only
+    starts: tuple[set[int] | None, bool]  # its ASCII first characters (None: any), and nullable
+    tree: Any  # its parsed pattern
+    pattern: re.Pattern[str]  # compiled with the lexer's flags
+
+
+@dataclasses.dataclass(frozen=True)
+class Blanks:
+    """The whitespace a state's tokens take after them (:func:`blanks`)."""
+
+    tail: str = ""  # appended to a fast alternative: "[...]*" of the counting ASCII characters
+    wide: frozenset[int] = frozenset()  # the counting characters past ASCII, skipped by the scan
+    within_line: bool = False  # only after tokens that cannot end with a line end, not at a line's start
+
+
+NONE = Blanks()
+
+
+def blanks(rules: list[Facts]) -> Blanks:
+    """The counting characters of a state (see the module docstring): everywhere or within a
+    line, whichever counts more ASCII characters (everywhere on a tie), or none.
+
+    Python's root counts only the line end everywhere, and every other whitespace within a line.
+    """
+    everywhere = _counting(rules, within_line=False)
+    within = _counting(rules, within_line=True)
+    if within is None or (everywhere is not None and len(everywhere.tail) >= len(within.tail)):
+        return everywhere or NONE
+    return within
+
+
+def _counting(rules: list[Facts], within_line: bool) -> Blanks | None:
+    runs: set[int] = set()
+    found: list[int] = []
+    for code in SPACES:
+        if within_line and code == _LINE_END:
+            continue
+        i = _first_that_may_start(rules, code, within_line)
+        if i is None:
+            continue  # no rule: pygments' own way (an error token, or a line end's reset)
+        rule = rules[i]
+        if rule.kind == DROP and rule.blank and one_char_run(rule.tree) and _holds(rule, code):
+            found.append(code)
+            runs.add(i)
+    if any(_holds(rules[i], c) and c not in found for i in runs for c in SPACES):
+        return None
+    narrow = [c for c in found if c < ASCII]
+    if not narrow:
+        return None
+    tail = "[" + "".join(f"\\x{c:02x}" for c in narrow) + "]*"
+    return Blanks(tail, frozenset(c for c in found if c >= ASCII), within_line)
+
+
+def _first_that_may_start(rules: list[Facts], code: int, within_line: bool) -> int | None:
+    """The first rule that may match from a position holding ``code`` (by the narrowing's
+    first characters below ASCII, by :func:`.patterns.may_start` past it); ``within_line``:
+    at a position that is not a line's start."""
+    for i, rule in enumerate(rules):
+        if within_line and line_anchored(rule.tree):
+            continue
+        if code >= ASCII:
+            if may_start(rule.tree, code, rule.tree.state.flags):
+                return i
+        elif rule.starts[0] is None or rule.starts[1] or code in rule.starts[0]:
+            return i
+    return None
+
+
+def _holds(rule: Facts, code: int) -> bool:
+    """Whether a run rule's set holds the character (its pattern matches it alone)."""
+    return rule.pattern.fullmatch(chr(code)) is not None
