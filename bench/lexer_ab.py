@@ -4,8 +4,9 @@
     python bench/lexer_ab.py "$(python -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')" \\
         --include '*.py' --exclude site-packages
 
-The earlier engine is ``minhashdup/source/fastlex.py`` as it was at ``--before`` (a commit
-where the engine was that one module, e.g. 25514f2), loaded beside the installed one. Each
+The earlier engine is the one at ``--before``, loaded beside the installed one: the module
+``minhashdup/source/fastlex.py`` of a commit where the engine was that one module (e.g.
+25514f2), or the ``fastlex`` package of a copy of the package at a later commit. Each
 file goes through both in turn, for --rounds passes, timed by the thread's CPU clock: on a
 shared machine, time spent waiting for a core does not count, and a busy spell slows both
 alike. Prints the files whose tokens differ (must be 0), the CPU seconds of each, their
@@ -15,10 +16,14 @@ ratio, and tokens per second.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import io
+import re
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -30,8 +35,19 @@ from minhashdup.source.walk import Kinds, walk
 
 
 def earlier_engine(commit: str) -> Any:
-    """The fast engine module as it was at ``commit``, imported under another name."""
+    """The fast engine module as it was at ``commit``, imported under another name: the one
+    module ``minhashdup/source/fastlex.py`` of early commits, or the ``fastlex`` package of a
+    copy of the whole package at ``commit`` renamed ``minhashdup_before``."""
     repo = Path(__file__).resolve().parent.parent
+    listed = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, "minhashdup/source/"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    if "minhashdup/source/fastlex.py" not in listed:
+        return _renamed_package(repo, commit)
     source = subprocess.run(
         ["git", "show", f"{commit}:minhashdup/source/fastlex.py"], cwd=repo, check=True, capture_output=True, text=True
     ).stdout
@@ -43,6 +59,22 @@ def earlier_engine(commit: str) -> Any:
     sys.modules["fastlex_before"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _renamed_package(repo: Path, commit: str) -> Any:
+    """``minhashdup.source.fastlex`` from the package at ``commit``, as ``minhashdup_before``."""
+    archive = subprocess.run(["git", "archive", commit, "minhashdup"], cwd=repo, check=True, capture_output=True).stdout
+    root = Path(tempfile.mkdtemp())
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(root)
+    package = (root / "minhashdup").rename(root / "minhashdup_before")
+    for module in package.rglob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        module.write_text(
+            re.sub(r"(?m)^(\s*)(from|import) minhashdup\b", r"\1\2 minhashdup_before", text), encoding="utf-8"
+        )
+    sys.path.insert(0, str(root))
+    return importlib.import_module("minhashdup_before.source.fastlex")
 
 
 def main() -> None:

@@ -270,7 +270,7 @@ def test_fallback_engine_is_pygments() -> None:
         ("\\s", "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f ", False),
         ("[^\\S\\n]+", "\t\x0b\x0c\r\x1c\x1d\x1e\x1f ", False),  # a negated set: what it holds
         ("[^\\x00-\\x60b-\\x7f]", "a", False),
-        ("(?i)[^a]", None, False),
+        ("(?i)[^ab]", None, False),  # NOT_LITERAL for [^a]: a set it must be
     ],
 )
 def test_first_characters(pattern: str, starts: str | None, nullable: bool) -> None:

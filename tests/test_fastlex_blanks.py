@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.lexer import RegexLexer
 from pygments.lexers import GoLexer, PythonLexer
-from pygments.token import Comment, Name, Punctuation, Text, Whitespace
+from pygments.token import Comment, Name, Punctuation, String, Text, Whitespace
 
 from minhashdup.source.fastlex import FastLexer
 from minhashdup.source.patterns import SPACES, line_anchored, may_end_with, may_start, one_char_run, parser
@@ -236,3 +236,72 @@ def test_a_line_start_is_left_to_the_rules_anchored_there(text: str) -> None:
     warm = "".join(_PIECES) * 64
     assert fast.significant_tokens(text) == expected
     assert fast.significant_tokens(warm + text) == list(significant_tokens(lexer, warm + text))
+
+
+def _lexer(name: str, tokens: dict[str, list[Any]], flags: int = re.MULTILINE) -> RegexLexer:
+    return type(name, (RegexLexer,), {"tokens": tokens, "flags": flags, "name": name})(stripnl=False, ensurenl=True)
+
+
+# Each lexer needs one condition of blanks(): without it, the fast engine's tokens differ
+# (found by a review's mutations of the analysis).
+_NEEDS = {
+    "the run holds the character": (
+        _lexer("ICRun", {"root": [(r"[^\S\n]+", Whitespace), (r"\n", Punctuation), (r"\w+", Name)]}, re.I | re.M),
+        "a \nb\n",
+    ),
+    "the run matches whitespace only": (
+        _lexer("NotBlank", {"root": [(r"ab", Name), (r"[ a]+", Whitespace), (r"\w", Name)]}),
+        "x ab\n",
+    ),
+    "the run is one set repeated": (
+        _lexer("EndRun", {"root": [(r"[ ]+$", Whitespace), (r"[ ]", Name), (r"\n", Whitespace), (r"\w+", Name)]}),
+        "x  y\n",
+    ),
+    "no tail after a state change": (
+        _lexer(
+            "PushStr",
+            {
+                "root": [(r"\s+", Whitespace), (r'"', String, "str"), (r"\w+", Name)],
+                "str": [(r'[^"]+', String), (r'"', String, "#pop")],
+            },
+        ),
+        'x " a"\n',
+    ),
+    "a rule that can match empty may start anywhere": (
+        _lexer(
+            "LookPush",
+            {
+                "root": [(r"(?=[ ])", Text, "ws"), (r"[ \n]+", Whitespace), (r"\w+", Name)],
+                "ws": [(r"[ ]+", Name, "#pop")],
+            },
+        ),
+        "x y\n",
+    ),
+    "an ASCII-only group inside a Unicode pattern": (
+        _lexer("AsciiGroup", {"root": [(r"(?a:[^\s])+", Name), (r"\s+", Whitespace), (r".", Punctuation)]}),
+        "ab\xa0c d",
+    ),
+}
+
+
+@pytest.mark.parametrize("need", sorted(_NEEDS))
+def test_each_condition_keeps_pygments_tokens(need: str) -> None:
+    lexer, text = _NEEDS[need]
+    expected = list(significant_tokens(lexer, text))
+    assert FastLexer(lexer).significant_tokens(text) == expected
+    warm = "".join(_PIECES) * 64
+    assert FastLexer(lexer).significant_tokens(warm + text) == list(significant_tokens(lexer, warm + text))
+
+
+def test_a_state_the_analysis_trips_on_runs_rule_by_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    import minhashdup.source.fastlex.states as states
+
+    def trip(rules: Any, flags: int) -> Any:
+        raise ValueError("an analysis bug")
+
+    monkeypatch.setattr(states, "join", trip)
+    lexer = GoLexer(stripnl=False, ensurenl=True)
+    fast = FastLexer(lexer)
+    text = "func f(x int) { return x // c\n}\n"
+    assert fast.significant_tokens(text) == list(significant_tokens(lexer, text))
+    assert fast.states["root"].joined is None

@@ -108,6 +108,22 @@ def _children(arg: Any) -> Iterator[Any]:
             yield from _children(item)
 
 
+_TYPES = re.ASCII | re.UNICODE | re.LOCALE  # one of them at most: which characters \\w and \\s mean
+
+
+def inner_flags(flags: int, add: int, remove: int) -> int:
+    """The flags inside a group ``(?add-remove:...)`` met under ``flags``: a type flag it
+    adds (``(?a:``) replaces the one outside, as the regex compiler has it.
+
+    Example:
+        >>> inner_flags(re.UNICODE | re.MULTILINE, re.ASCII, 0) == re.ASCII | re.MULTILINE
+        True
+    """
+    if add & _TYPES:
+        flags &= ~_TYPES
+    return (flags | add) & ~remove
+
+
 _PROBES = {  # a regex category, and a pattern that tests a character for it
     "CATEGORY_DIGIT": r"\d",
     "CATEGORY_SPACE": r"\s",
@@ -161,7 +177,7 @@ def _first_item(op: str, arg: Any, flags: int) -> tuple[set[int] | None, bool]:
         return set(), True  # zero-width: what follows decides
     if op == "SUBPATTERN":
         _, add, remove, sub = arg
-        return first_chars(sub, (flags | add) & ~remove)
+        return first_chars(sub, inner_flags(flags, add, remove))
     if op == "ATOMIC_GROUP":
         return first_chars(arg, flags)
     if op == "BRANCH":
@@ -298,7 +314,7 @@ def _may_item(op: str, arg: Any, code: int, flags: int, way: int) -> tuple[bool,
         return False, True  # zero-width: it only narrows what is next to it
     if op == "SUBPATTERN":
         _, add, remove, sub = arg
-        return _may(sub, code, (flags | add) & ~remove, way)
+        return _may(sub, code, inner_flags(flags, add, remove), way)
     if op == "ATOMIC_GROUP":
         return _may(arg, code, flags, way)
     if op == "BRANCH":

@@ -9,7 +9,8 @@ The argument. Say a whitespace character *counts* when the first of the state's 
 start with it is a *run rule*: one set of whitespace, one or more times
 (:func:`.patterns.one_char_run`), that holds the character, dropped and staying in the state.
 Such a rule matches wherever its set's characters stand, and takes the longest stretch of them.
-If every character of every such run's set counts too, then from a token's end, pygments'
+If every character of every such run's set counts too (checked over the whitespace characters:
+a run holds whitespace only, :func:`.states.blank_only`), then from a token's end, pygments'
 tokens over the longest stretch of counting characters are run rules, each ending inside the
 stretch or at its end (a run cannot take a character that does not count), all dropped: taking
 the stretch with the token keeps the tokens kept and where the next one starts.

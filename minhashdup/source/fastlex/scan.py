@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
-from minhashdup.source.fastlex.states import CALLBACK, Plan, States, transition
+from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Plan, States, transition
 from minhashdup.source.patterns import ASCII
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
@@ -25,14 +26,15 @@ At = Callable[[int, _TokenType], None]
 # see .blanks; a list lookup, maybe an append); the rest
 # (state changes, callbacks, blank text, no rule matching, a state run rule by rule) is
 # pygments' loop, in :func:`_step`.
-def scan(lexer: Any, states: States, text: str, at: At | None) -> list[str]:
-    """The kept tokens of preprocessed ``text``; ``at`` (if any) is told each one's offset and type."""
+def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str, ...] = ("root",)) -> list[str]:
+    """The kept tokens of preprocessed ``text`` lexed from the state stack ``start``; ``at`` (if
+    any) is told each one's offset and type."""
     out: list[str] = []
     keep = out.append
     code_of, ascii_, fast_keep, fast_drop, unless_blank = ord, ASCII, KEEP, DROP, KEEP_UNLESS_BLANK  # locals
     pos, end = 0, len(text)
-    stack = ["root"]
-    state = states["root"]
+    stack = list(start)
+    state = states[stack[-1]]
     whole, by_char, wide = state.joined, state.by_char, state.taken.wide  # looked up on a change of state only
     while True:
         if whole is not None and pos < end:
@@ -110,7 +112,7 @@ def _step(
     if plan.by_groups is not None:
         _groups(m, group, plan.by_groups, keep, at)
     elif plan.kind == CALLBACK:
-        _callback(lexer, plan, text, pos, keep, at)
+        _callback(lexer, states, plan, text, pos, keep, at)
     elif plan.kind != DROP:
         value = m[group]
         if plan.kind == KEEP or (value and not value.isspace()):
@@ -122,13 +124,43 @@ def _step(
     return m.end(), stack
 
 
-def _callback(lexer: Any, plan: Plan, text: str, pos: int, keep: Callable[[str], None], at: At | None) -> None:
-    """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens."""
-    for index, ttype, value in plan.action(lexer, plan.rexmatch(text, pos)):
-        if kept(ttype, value):
-            keep(value)
-            if at is not None:
-                at(index, ttype)
+def _callback(
+    lexer: Any, states: States, plan: Plan, text: str, pos: int, keep: Callable[[str], None], at: At | None
+) -> None:
+    """Run a callback rule (``bygroups``, ``using``, ...) at ``pos``; keep its kept tokens.
+
+    A ``using(this)`` piece (:func:`.states._parts`) is lexed by this engine from its stack,
+    which is what pygments' loop does with it; the rest is pygments' callback itself.
+    """
+    m = plan.rexmatch(text, pos)
+    if plan.parts is None:
+        for index, ttype, value in plan.action(lexer, m):
+            _keep_one(index, ttype, value, keep, at)
+        return
+    for kind, group, what in plan.parts:
+        value = m.group(group)
+        if not value and (kind == TYPED or value is None):
+            continue  # bygroups passes over an empty typed group, and any group that did not match
+        if kind == TYPED:
+            _keep_one(m.start(group), what, value, keep, at)
+        elif kind == AGAIN:
+            base = m.start(group)
+            shifted = None if at is None else (lambda offset, ttype, base=base: at(offset + base, ttype))
+            for token in scan(lexer, states, value, shifted, what):
+                keep(token)
+        else:  # another callable, called as bygroups calls it
+            for item in what(lexer, _PseudoMatch(m.start(group), value), None):
+                if item:
+                    index, ttype, token = item
+                    _keep_one(index, ttype, token, keep, at)
+
+
+def _keep_one(index: int, ttype: _TokenType, value: str, keep: Callable[[str], None], at: At | None) -> None:
+    """Keep one token of a callback's if it is significant."""
+    if kept(ttype, value):
+        keep(value)
+        if at is not None:
+            at(index, ttype)
 
 
 def _groups(

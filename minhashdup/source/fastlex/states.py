@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from pygments.lexer import bygroups
+from pygments.lexer import bygroups, this, using
 from pygments.token import Text, _TokenType
 
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blanks
@@ -42,6 +42,7 @@ class Plan:
     new_state: Any
     kind: int
     by_groups: tuple[tuple[int, int, _TokenType], ...] | None = None  # see _by_groups
+    parts: tuple[Part, ...] | None = None  # see _parts
 
 
 def _plan(rule: Rule) -> Plan:
@@ -51,7 +52,7 @@ def _plan(rule: Rule) -> Plan:
     elif type(action) is _TokenType:
         kind = verdict(action)
     else:
-        return Plan(rexmatch, action, new_state, CALLBACK, _by_groups(action))
+        return Plan(rexmatch, action, new_state, CALLBACK, _by_groups(action), _parts(action))
     return Plan(rexmatch, action, new_state, kind)
 
 
@@ -69,6 +70,47 @@ def _by_groups(action: Any) -> tuple[tuple[int, int, _TokenType], ...] | None:
     if not isinstance(types, tuple) or not all(t is None or type(t) is _TokenType for t in types):
         return None
     return tuple((i, verdict(t), t) for i, t in enumerate(types, start=1) if t is not None)
+
+
+#: A callback's piece (see :func:`_parts`): its kind (``TYPED``, ``AGAIN`` or ``CALL``), the
+#: match group it takes (0: the whole match) and a token type, a start stack or a callable.
+Part = tuple[int, int, Any]
+TYPED, AGAIN, CALL = range(3)
+_USING_THIS = using(this).__code__  # the code of pygments' using(this) callbacks, this version
+
+
+def _again(action: Any) -> tuple[str, ...] | None:
+    """The start stack of a ``using(this)`` callback given no lexer options (pygments lexes
+    the text it gets with the same lexer, from that stack), else ``None``."""
+    if getattr(action, "__code__", None) is not _USING_THIS or not action.__closure__:
+        return None
+    cells = dict(zip(action.__code__.co_freevars, (c.cell_contents for c in action.__closure__), strict=True))
+    if cells.get("kwargs") or not isinstance(cells.get("gt_kwargs"), dict):
+        return None  # options make a new lexer instance: its own loop it is
+    return tuple(cells["gt_kwargs"].get("stack", ("root",)))
+
+
+def _parts(action: Any) -> tuple[Part, ...] | None:
+    """A ``using(this)`` callback, or a ``bygroups`` one holding any, as pieces the scan runs
+    itself: a group's text lexed again by the fast engine from the callback's stack (what
+    pygments' own loop does with it), a typed group, or another callable called as
+    ``bygroups`` calls it. ``None`` for any other callback (pygments runs it)."""
+    stack = _again(action)
+    if stack is not None:
+        return ((AGAIN, 0, stack),)
+    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
+        return None
+    args = action.__closure__[0].cell_contents
+    if not isinstance(args, tuple) or all(_again(a) is None for a in args):
+        return None
+    parts: list[Part] = []
+    for i, arg in enumerate(args, start=1):
+        if arg is None:
+            continue
+        stack = _again(arg)
+        kind = TYPED if type(arg) is _TokenType else CALL if stack is None else AGAIN
+        parts.append((kind, i, stack if kind == AGAIN else arg))
+    return tuple(parts)
 
 
 #: The kind of a group whose rule leaves the state as it is and keeps or drops its token by
@@ -148,7 +190,11 @@ class States(dict[str, State]):
         self.tokendefs, self.flags = tokendefs, flags
 
     def __missing__(self, name: str) -> State:
-        state = join(self.tokendefs[name], self.flags)
+        rules = self.tokendefs[name]
+        try:
+            state = join(rules, self.flags)
+        except Exception:  # rules our analysis trips on: run them one by one, as pygments does
+            state = State([_plan(rule) for rule in rules], None, [])
         self[name] = state
         return state
 

@@ -1,0 +1,111 @@
+"""``using(this)`` callbacks run by the fast engine itself (``states._parts``): the same tokens,
+types and lines as pygments' own loop over the text they get."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments.lexer import RegexLexer, bygroups, this, using
+from pygments.lexers import CLexer, CppLexer
+from pygments.token import Comment, Keyword, Name, Number, Punctuation, String, Text, Whitespace
+
+from minhashdup.source.fastlex import FastLexer
+from minhashdup.source.fastlex.states import AGAIN, CALL, TYPED
+from minhashdup.source.significant import (
+    significant_tokens,
+    significant_tokens_with_lines,
+    significant_tokens_with_types,
+)
+
+
+def _shout(lexer: Any, match: Any, ctx: Any = None) -> Any:
+    """A callable that is not ``using``: one Keyword token of the text, upper-cased types aside."""
+    yield match.start(), Keyword, match.group()
+
+
+class _Nested(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """``using(this)`` alone, in ``bygroups`` with a state, with another callable, and with options."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [
+            (r"<([^>]*)>", using(this, state="inner")),  # a stack on top of root
+            (r"\[([^\]]*)\]", bygroups(using(this))),
+            (r"(@)(\w*)(\{[^}]*\})", bygroups(Punctuation, _shout, using(this, state=("root", "inner")))),
+            (r"(%)(\w+)", bygroups(Punctuation, using(this, stripall=True))),  # options: pygments' loop
+            (r"(\$)(\w*)(\[[^\]]*\])", bygroups(Punctuation, Name, using(this))),  # an empty typed group
+            (r"\(", Punctuation, "inner"),
+            (r"\d+", Number),
+            (r"\w+", Name),
+            (r"#[^\n]*", Comment),
+            (r"\s+", Whitespace),
+            (r"[^\w\s]", Punctuation),
+        ],
+        "inner": [
+            (r"\)", Punctuation, "#pop"),
+            (r"\w+", String),
+            (r"\s+", Text),
+            (r"[^\w\s)]", Punctuation),
+        ],
+    }
+
+
+def test_callbacks_are_cut_into_pieces() -> None:
+    plans = FastLexer(_Nested(stripnl=False, ensurenl=True)).states["root"].sequential
+    assert plans[0].parts == ((AGAIN, 0, ("root", "inner")),)
+    assert plans[1].parts == ((AGAIN, 1, ("root",)),)
+    assert plans[2].parts == ((TYPED, 1, Punctuation), (CALL, 2, _shout), (AGAIN, 3, ("root", "inner")))
+    assert plans[3].parts is None  # using with options: a new lexer instance, pygments' own loop
+    assert plans[4].parts == ((TYPED, 1, Punctuation), (TYPED, 2, Name), (AGAIN, 3, ("root",)))
+
+
+_PIECES = [
+    "<a b)c>",
+    "[x (y z) 1]",
+    "[",
+    "]",
+    "@k{q (r) s}",
+    "@{}",
+    "%w",
+    "$[a b]",
+    "$x[(c)]",
+    "(",
+    ")",
+    "<",
+    ">",
+    "12",
+    "ab",
+    "#c\n",
+    " ",
+    "\n",
+    "\t",
+    "é",
+    "{",
+    "}",
+    "@",
+]
+
+
+@pytest.mark.parametrize("cls", [_Nested, CLexer, CppLexer])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_tokens_types_and_lines_equal_pygments(cls: type[RegexLexer], data: st.DataObject) -> None:
+    lexer = cls(stripnl=False, ensurenl=True)
+    fast = FastLexer(lexer)
+    pieces = [*_PIECES, "static int f(void) {", "int *g(char c) { return c; }", "#define X 1\n", "struct s { int a; };"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=40)))
+    assert fast.significant_tokens(text) == list(significant_tokens(lexer, text))
+    assert fast.significant_tokens_with_types(text) == significant_tokens_with_types(lexer, text)
+    texts, lines = fast.significant_tokens_with_lines(text)
+    assert list(zip(texts, lines, strict=True)) == list(significant_tokens_with_lines(lexer, text))
+
+
+def test_a_piece_lexed_again_has_its_own_offsets() -> None:
+    # The text a callback lexes again starts further on: its tokens' lines count from there.
+    lexer = _Nested(stripnl=False, ensurenl=True)
+    text = "a\nb <c\nd) e>\n[f\ng]\n"
+    texts, lines = FastLexer(lexer).significant_tokens_with_lines(text)
+    assert list(zip(texts, lines, strict=True)) == list(significant_tokens_with_lines(lexer, text))
+    assert ("d", 3) in zip(texts, lines, strict=True) and ("g", 5) in zip(texts, lines, strict=True)
