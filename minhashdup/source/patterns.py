@@ -200,8 +200,10 @@ def _first_item(op: str, arg: Any, flags: int) -> tuple[set[int] | None, bool]:
 def _first_in(items: Any, flags: int) -> set[int] | None:
     chars: set[int] = set()
     if items and str(items[0][0]) == "NEGATE":  # [^...]: the ASCII characters it holds, one by one
+        if flags & re.IGNORECASE:
+            return _ANY
         held = [_in_set(items, c, flags) for c in range(ASCII)]
-        if flags & re.IGNORECASE or None in held:
+        if None in held:
             return _ANY
         return {c for c, inside in enumerate(held) if inside}
     for op, arg in items:
@@ -352,7 +354,10 @@ def _in_set(items: Any, code: int, flags: int) -> bool | None:
             probe = _PROBES.get(str(arg))
             if probe is None:
                 return None
-            hit = hit or re.match(probe, chr(code), flags & (re.ASCII | re.UNICODE)) is not None
+            if code < ASCII:
+                hit = hit or code in _category(str(arg), flags)
+            else:
+                hit = hit or re.match(probe, chr(code), flags & (re.ASCII | re.UNICODE)) is not None
         else:
             return None
     return hit != negate
