@@ -25,7 +25,9 @@ not). Then no position in the stretch is a line's start.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from minhashdup.source.patterns import ASCII, SPACES, line_anchored, may_start, one_char_run
@@ -51,6 +53,11 @@ class Blanks:
     tail: str = ""  # appended to a fast alternative: "[...]*" of the counting ASCII characters
     wide: frozenset[int] = frozenset()  # the counting characters past ASCII, skipped by the scan
     within_line: bool = False  # only after tokens that cannot end with a line end, not at a line's start
+
+    @functools.cached_property
+    def skip(self) -> Callable[..., Any]:
+        """The match of a stretch of ``wide`` characters (for a state with any)."""
+        return re.compile("[" + "".join(f"\\U{c:08x}" for c in sorted(self.wide)) + "]*").match
 
 
 NONE = Blanks()

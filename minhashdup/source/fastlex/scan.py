@@ -42,7 +42,7 @@ def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str,
             if code < ascii_:
                 joined = by_char[code] or state.for_char(code)
             elif code in wide and not (state.taken.within_line and (pos == 0 or text[pos - 1] == "\n")):
-                pos = state.skip(text, pos).end()  # whitespace past ASCII the state drops (see .blanks)
+                pos = state.taken.skip(text, pos).end()  # whitespace past ASCII the state drops (see .blanks)
                 continue
             else:
                 joined = whole

@@ -59,15 +59,22 @@ def _plan(rule: Rule) -> Plan:
 _BYGROUPS = bygroups(Text).__code__  # the code of pygments' bygroups callbacks, this version
 
 
+def _bygroups_args(action: Any) -> tuple[Any, ...] | None:
+    """The actions a ``bygroups`` callback was made with, one per group; ``None`` for any
+    other callback."""
+    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
+        return None
+    args = action.__closure__[0].cell_contents
+    return args if isinstance(args, tuple) else None
+
+
 def _by_groups(action: Any) -> tuple[tuple[int, int, _TokenType], ...] | None:
     """For a ``bygroups`` callback of token types only: (group, verdict, type) of each group
     with a type, which the scan applies itself (as the callback would: a group's non-empty
     text is a token of its type), without the callback's generator and second regex call.
     ``None`` for any other callback."""
-    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
-        return None
-    types = action.__closure__[0].cell_contents
-    if not isinstance(types, tuple) or not all(t is None or type(t) is _TokenType for t in types):
+    types = _bygroups_args(action)
+    if types is None or not all(t is None or type(t) is _TokenType for t in types):
         return None
     return tuple((i, verdict(t), t) for i, t in enumerate(types, start=1) if t is not None)
 
@@ -98,10 +105,8 @@ def _parts(action: Any) -> tuple[Part, ...] | None:
     stack = _again(action)
     if stack is not None:
         return ((AGAIN, 0, stack),)
-    if getattr(action, "__code__", None) is not _BYGROUPS or not action.__closure__:
-        return None
-    args = action.__closure__[0].cell_contents
-    if not isinstance(args, tuple) or all(_again(a) is None for a in args):
+    args = _bygroups_args(action)
+    if args is None or all(_again(a) is None for a in args):
         return None
     parts: list[Part] = []
     for i, arg in enumerate(args, start=1):
@@ -154,7 +159,6 @@ class State:
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
     taken: Blanks = NONE  # the whitespace a fast alternative takes after its token (.blanks)
-    skip: Callable[..., Any] = _NOTHING  # the match of a stretch of ``taken.wide`` (if any)
 
     def for_char(self, code: int) -> Joined:
         """The pattern to try at a position starting with ASCII character ``code``.
@@ -229,9 +233,7 @@ def join(rules: list[Rule], flags: int) -> State:
     everything = compile_joined(plans, sources, list(range(len(plans))), flags, taken)
     if everything is None:
         return sequential
-    wide = "".join(f"\\U{c:08x}" for c in sorted(taken.wide))
-    skip = re.compile(f"[{wide}]*").match if wide else _NOTHING
-    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken, skip=skip)
+    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken)
 
 
 def compile_joined(
