@@ -66,7 +66,10 @@ def _renamed_package(repo: Path, commit: str) -> Any:
     archive = subprocess.run(["git", "archive", commit, "minhashdup"], cwd=repo, check=True, capture_output=True).stdout
     root = Path(tempfile.mkdtemp())
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(root, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(root)
+        if hasattr(tarfile, "data_filter"):  # Python 3.12, and 3.10-3.11 updates
+            tar.extractall(root, filter="data")
+        else:
+            tar.extractall(root)
     package = (root / "minhashdup").rename(root / "minhashdup_before")
     for module in package.rglob("*.py"):
         text = module.read_text(encoding="utf-8")
