@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.kinds import Kinds
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for
-from minhashdup.source.walk import Kinds, walk
+from minhashdup.source.walk import walk
 
 
 def earlier_engine(commit: str) -> Any:

@@ -21,9 +21,10 @@ from collections import Counter
 from typing import Any
 
 from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.kinds import Kinds
 from minhashdup.source.significant import significant_tokens, significant_typed_tokens
 from minhashdup.source.tokens import NoLexerError, decode, lexer_for
-from minhashdup.source.walk import Kinds, walk
+from minhashdup.source.walk import walk
 
 
 def main() -> None:

@@ -57,7 +57,11 @@ def _tree(make_tree: TreeFactory, name: str, files: int = 5, seed: int = 0) -> P
 def _counts(folder: Path) -> dict[str, int]:
     db = sqlite3.connect(folder / FILE_NAME)
     try:
-        return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        # results: whole results (20-byte keys); memos: walks and result keys by stats (21 bytes)
+        counts["results"] = db.execute("SELECT count(*) FROM results WHERE length(key) = 20").fetchone()[0]
+        counts["memos"] = db.execute("SELECT count(*) FROM results WHERE length(key) = 21").fetchone()[0]
+        return counts
     finally:
         db.close()
 
@@ -84,10 +88,10 @@ def test_entries_unused_for_30_days_are_dropped_by_a_later_scan(
     scan([str(a)], CONFIG)
     clock.days = 29
     scan([str(b)], CONFIG)  # prunes (a day since the cache was made): a is 29 days old, kept
-    assert _counts(private_cache) == {"files": 10, "used": 10, "signatures": 10, "stats": 10, "results": 2}
+    assert _counts(private_cache) == {"files": 10, "used": 10, "signatures": 10, "stats": 10, "results": 2, "memos": 2}
     clock.days = 30.5
     scan([str(b)], CONFIG)  # prunes again: a is 30.5 days old
-    assert _counts(private_cache) == {"files": 5, "used": 5, "signatures": 5, "stats": 5, "results": 1}
+    assert _counts(private_cache) == {"files": 5, "used": 5, "signatures": 5, "stats": 5, "results": 1, "memos": 1}
     lexed.clear()
     scan([str(b)], CONFIG)
     assert lexed == []
@@ -117,7 +121,9 @@ def test_a_tree_scanned_every_few_days_is_never_dropped(
 
 
 def _used(db: sqlite3.Connection) -> list[float]:
-    return [u for t in ("used", "stats", "results") for (u,) in db.execute(f"SELECT used FROM {t} ORDER BY 1")]
+    """When each file entry, stat and whole result (not a memo: 21-byte keys) was last used."""
+    tables = ("used", "stats", "results WHERE length(key) = 20")
+    return [u for t in tables for (u,) in db.execute(f"SELECT used FROM {t} ORDER BY 1")]
 
 
 def test_a_warm_scan_writes_nothing_until_a_day_has_passed(
@@ -177,7 +183,7 @@ def test_a_scans_prune_spares_what_was_used_within_a_day(
     scan([str(a)], CONFIG)
     clock.days = 1.2
     scan([str(b)], CONFIG)  # prunes: c (1.2 days old) goes, a (0.7 days) and b stay
-    assert _counts(private_cache) == {"files": 10, "used": 10, "signatures": 10, "stats": 10, "results": 2}
+    assert _counts(private_cache) == {"files": 10, "used": 10, "signatures": 10, "stats": 10, "results": 2, "memos": 2}
     lexed.clear()
     scan([str(a)], CONFIG)
     scan([str(b)], CONFIG)

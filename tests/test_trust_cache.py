@@ -61,15 +61,15 @@ def after_walk(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], None]]
     """Run an action once, right after the next scan's walk (before any file is read)."""
 
     def arm(action: Callable[[], None]) -> None:
-        real = pipeline.walk
+        real = pipeline.remembered_walk
 
         def walk_then_act(*args: Any, **kwargs: Any) -> Any:
             walked = real(*args, **kwargs)
-            monkeypatch.setattr(pipeline, "walk", real)
+            monkeypatch.setattr(pipeline, "remembered_walk", real)
             action()
             return walked
 
-        monkeypatch.setattr(pipeline, "walk", walk_then_act)
+        monkeypatch.setattr(pipeline, "remembered_walk", walk_then_act)
 
     return arm
 

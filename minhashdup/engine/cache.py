@@ -64,10 +64,10 @@ CREATE TABLE IF NOT EXISTS signatures (
 CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
 """
-# A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the
-# shingles. ``results``: whole scan results (:mod:`minhashdup.engine.codec`); ``meta``: last prune.
-#: Scan results kept (the most recent): a few trees and option sets.
-KEEP_RESULTS = 16
+# A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the shingles.
+# ``results``: scan results (:mod:`.codec`) and, keyed by 21 bytes, a scan's walk memo and result key
+# by its files' stats (:mod:`.cached`); ``meta``: last prune. Rows kept: a few trees and options.
+KEEP_RESULTS = 48
 _PRUNE_RESULTS = (
     f"DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used DESC LIMIT {KEEP_RESULTS})"
 )
@@ -305,7 +305,7 @@ class Cache:
         """Where the cache is, how many entries it holds and how big it is."""
         files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
         sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
-        results = self._db.execute("SELECT count(*) FROM results").fetchone()[0]
+        results = self._db.execute("SELECT count(*) FROM results WHERE length(key) = 20").fetchone()[0]
         return {
             "path": str(self.path),
             "files": files,

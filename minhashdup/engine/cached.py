@@ -9,8 +9,8 @@ It wraps two things and is threaded through neither:
   to digest a file the store does not know go to the extractor with it
   (:class:`~minhashdup.source.extracted.ReadEntry`), up to :data:`HELD_BYTES` in all;
 - the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
-  scan is as in an earlier one, that scan's result is the answer; a settled scan's result is
-  stored for the next one.
+  scan is as in an earlier one (or every file's stat, :func:`stats_key`), that scan's result is
+  the answer; a settled scan's result is kept for the next, as is its walk's memo (:mod:`.walkmemo`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pygments
 
 from minhashdup._version import __version__
 from minhashdup.config import Config
@@ -80,6 +82,7 @@ class CachedFiles:
         self._keys: list[bytes | None] = []
         self._held: dict[int, bytes] = {}  # index in _files -> the bytes its digest was taken of
         self._result_key: bytes | None = None
+        self._stats_key: bytes | None = None
         self._settled = False  # extraction added no warning: the scan's result may be kept
 
     @functools.cached_property
@@ -124,6 +127,10 @@ class CachedFiles:
         stores this one's). A replay uses every file entry of the scan: those last marked used
         a day ago or more are marked used now, with the result, so that a tree replayed every
         day is never pruned."""
+        self._stats_key = stats_key(self.config, files, skips)
+        quick = self._by_stats(self._stats_key)
+        if quick is not None:
+            return decode_result(quick, self.config.params())
         keys = self.keys(files)
         self._result_key = result_key(self.config, files, keys, skips)
         stored = self.store.get_result(self._result_key)
@@ -133,14 +140,45 @@ class CachedFiles:
         doc, used = stored
         if self.store.stale(used):
             self.store.touch([k for k in keys if k is not None], result=self._result_key)
+        self._point(files)
         result = decode_result(doc, self.config.params())
         self.store.maybe_prune()
         return result
+
+    def _by_stats(self, key: bytes) -> bytes | None:
+        """The stored result a :func:`stats_key` leads to, unless due to be marked used (then
+        :meth:`replay`'s whole path marks it and its files' entries, see :meth:`Cache.stale`)."""
+        pointer = self.store.get_result(key)
+        stored = None if pointer is None else self.store.get_result(pointer[0])
+        if pointer is None or stored is None or self.store.stale(pointer[1]) or self.store.stale(stored[1]):
+            return None
+        self._held, self._result_key = {}, pointer[0]
+        return stored[0]
+
+    def _point(self, files: Sequence[FileEntry]) -> None:
+        """Keep the result's key under the files' :func:`stats_key` when the stat cache pairs each
+        file's stat with the digest its key was made of (:func:`file_keys` stores only such)."""
+        seen = self.store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
+        paired = all(seen.get(f.real, ())[:3] == (f.size, f.mtime_ns, f.inode) for f in files)
+        if paired and self._stats_key is not None and self._result_key is not None:
+            self.store.put_result(self._stats_key, self._result_key)
+
+    def get_memo(self, key: bytes) -> bytes | None:
+        """A walk's memo (:mod:`minhashdup.source.walkmemo`), kept and marked used as results are."""
+        stored = self.store.get_result(key)
+        if stored is not None and self.store.stale(stored[1]):
+            self.store.touch([], result=key)
+        return None if stored is None else stored[0]
+
+    def put_memo(self, key: bytes, doc: bytes) -> None:
+        self.store.put_result(key, doc)
 
     def keep(self, result: Result) -> Result:
         """Store ``result`` for a later :meth:`replay` when it may be (see :func:`storable`)."""
         if self._result_key is not None and self._settled and storable(result):
             self.store.put_result(self._result_key, encode_result(result))
+            if self._files is not None:
+                self._point(self._files)
         return result
 
     def _handed(self, files: Sequence[FileEntry], misses: list[int]) -> list[FileEntry]:
@@ -324,12 +362,14 @@ def changed_warnings(paths: Sequence[str]) -> list[str]:
 
 
 def result_key(
-    config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip]
+    config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip], **more: str
 ) -> bytes:
-    """The key of a scan's result; every input that can change the result goes into it."""
+    """The key of a scan's result; every input that can change the result goes into it (``more``:
+    for :func:`stats_key`)."""
     h = hashlib.blake2b(digest_size=20)
     head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
     head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
+    head.update(more)
     h.update(json.dumps(head, sort_keys=True).encode())
     for entry, key in zip(files, keys, strict=True):
         # A file's kind comes from rules files the scan may not read as files (.git/info/attributes,
@@ -339,6 +379,16 @@ def result_key(
     for skip in skips:
         h.update(os.fsencode(f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0"))
     return h.digest()
+
+
+def stats_key(config: Config, files: Sequence[FileEntry], skips: Sequence[Skip]) -> bytes:
+    """The key under which a kept result's key is found by the files' stats, without their
+    digests: :func:`result_key` with each file's real path and stat for its key, and what else
+    goes into a file's key (:func:`.cache.file_key`). As for the stat cache, a file whose
+    size, mtime and inode are unchanged, and were settled when kept, is taken as unchanged."""
+    stats = [os.fsencode(f"{e.real}\0{e.size}\0{e.mtime_ns}\0{e.inode}") for e in files]
+    more = {"by": "stats", "pygments": pygments.__version__, "engine": config.lexer_engine}
+    return b"S" + result_key(config, files, stats, skips, norm=config.normalisation.key, **more)
 
 
 def storable(result: Result) -> bool:

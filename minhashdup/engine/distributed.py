@@ -40,8 +40,9 @@ from minhashdup.engine.stages import Compared, pairs_of
 from minhashdup.engine.workers import Recipe, same_size
 from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
+from minhashdup.source.kinds import Kinds
 from minhashdup.source.parquet import Dataset, Filters, open_dataset
-from minhashdup.source.walk import FileEntry, Kinds
+from minhashdup.source.walk import FileEntry
 
 #: A worker that dies costs its tasks this many more tries.
 RETRIES = 3

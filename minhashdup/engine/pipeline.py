@@ -14,19 +14,26 @@ else into the returned :class:`Result`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import importlib.util
+import json
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from minhashdup._version import __version__
 from minhashdup.config import Config
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
 from minhashdup.result import Result, Skip, SkipReason
+from minhashdup.source.kinds import Kinds
 from minhashdup.source.parquet import Dataset, Filters, open_dataset, read_parts
 from minhashdup.source.paths import PathsArg, path_list
-from minhashdup.source.walk import FileEntry, Kinds, walk
+from minhashdup.source.walk import FileEntry, Found, Request, WalkResult, find
+from minhashdup.source.witnesses import Witness, recording, settled, stat_of, unchanged
 
 if TYPE_CHECKING:  # numpy and the stages: not for a scan that replays its stored result
     from minhashdup.core.pairs import Corpus
@@ -79,16 +86,19 @@ def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: Prog
     config = config or Config()
     if isinstance(paths, Dataset):
         return scan_dataset(paths, config, progress)
-    walked = walk_files(path_list(paths), config)
     if config.engine == "dask":  # the other engine: the sets stay on a cluster (no cache there)
         from minhashdup.engine import distributed
 
-        return distributed.scan_walked(walked, config, progress)
+        return distributed.scan_walked(walk_files(path_list(paths), config), config, progress)
 
-    def again(named: set[str]) -> list[Walked]:
-        return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
+    opening: list[str] = []  # the cache's own warnings, after the walk's
+    with cached.session(config, opening) as cache:
+        walked = walk_files(path_list(paths), config, cache)
+        walked.warnings.extend(opening)
 
-    with cached.session(config, walked.warnings) as cache:
+        def again(named: set[str]) -> list[Walked]:
+            return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
+
         stored = cache.replay(walked.files, walked.skips) if cache is not None else None
         if stored is not None:
             return _replayed(stored, walked)
@@ -168,17 +178,21 @@ def collect(paths: PathsArg, config: Config, progress: ProgressFactory | None = 
     taken from the cache (:mod:`minhashdup.engine.cached`) and only the others are lexed.
     ``paths`` is one path or a list of them, as for :func:`scan`.
     """
-    walked = walk_files(path_list(paths), config)
-    with cached.session(config, walked.warnings) as cache:
+    opening: list[str] = []
+    with cached.session(config, opening) as cache:
+        walked = walk_files(path_list(paths), config, cache)
+        walked.warnings.extend(opening)
         return LocalEngine(progress, cache).collect(walked, config)
 
 
-def walk_files(roots: Sequence[str], config: Config) -> Walked:
-    """The walk of ``roots`` under ``config``'s filters, the run's own reports left out."""
+def walk_files(roots: Sequence[str], config: Config, memo: Store | None = None) -> Walked:
+    """The walk of ``roots`` under ``config``'s filters, the run's own reports left out
+    (``memo``: where the walk is remembered, see :mod:`minhashdup.source.walkmemo`)."""
     t0 = time.perf_counter()
     kinds = Kinds(config.include_generated, config.exclude_vendored)
-    walked = walk(
+    walked = remembered_walk(
         roots,
+        memo,
         include=config.include,
         exclude=config.exclude,
         gitignore=config.gitignore,
@@ -207,3 +221,107 @@ def _replayed(result: Result, walked: Walked) -> Result:
     stats.cpu_seconds = {}
     stats.cache = {"hits": len(walked.files), "lexed": 0, "copies": 0, "result": 1}
     return result
+
+
+# A walk remembered (issue 17: a warm scan's walk): see :mod:`minhashdup.source.witnesses`.
+
+#: The memo's layout: a memo of another is not used.
+MEMO_FORMAT = 1
+
+
+class Store(Protocol):
+    """Where walk memos are kept (the scan's cache): bytes by key."""
+
+    def get_memo(self, key: bytes) -> bytes | None: ...
+
+    def put_memo(self, key: bytes, doc: bytes) -> None: ...
+
+
+def memo_key(
+    paths: Sequence[str], include: Sequence[str], exclude: Sequence[str], gitignore: bool, kinds: Kinds
+) -> bytes:
+    """The key of a walk's memo: everything beyond the tree that decides what it finds. The
+    paths as given are relative to the current folder; pathspec's own file stands for its
+    version (a new release may match globs otherwise), found without importing it."""
+    spec = importlib.util.find_spec("pathspec")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    head = {
+        "memo": "walk",
+        "format": MEMO_FORMAT,
+        "version": __version__,
+        "cwd": os.getcwd(),
+        "paths": list(paths),
+        "include": list(include),
+        "exclude": list(exclude),
+        "gitignore": gitignore,
+        "kinds": [kinds.include_generated, kinds.exclude_vendored],
+        "pathspec": [origin, *stat_of(origin, True)],
+    }
+    data = json.dumps(head, sort_keys=True).encode("utf-8", "surrogatepass")
+    return b"W" + hashlib.blake2b(data, digest_size=20).digest()  # 21 bytes: not a result's key
+
+
+def remembered_walk(
+    paths: Sequence[str],
+    store: Store | None,
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    gitignore: bool = True,
+    max_size: int,
+    kinds: Kinds,
+) -> WalkResult:
+    """:func:`~minhashdup.source.walk.walk` of ``paths``, from the memo in ``store`` while every witness shows the
+    same, else walked (and remembered when :func:`settled`). Without a store, a plain walk.
+
+    Raises:
+        InputPathError: a path does not exist.
+        ConfigError: a glob is invalid.
+    """
+    options: dict[str, Any] = {"include": include, "exclude": exclude, "gitignore": gitignore, "kinds": kinds}
+    if store is None:
+        return find(paths, **options).result(max_size)
+    key = memo_key(paths, include, exclude, gitignore, kinds)
+    doc = store.get_memo(key)
+    found = _found(doc) if doc is not None else None
+    if found is None:
+        started = time.time_ns()
+        with recording() as seen:
+            found = find(paths, **options)
+        if settled(seen, started) and settled(seen, time.time_ns()):
+            store.put_memo(key, _encode(found, seen))
+    return found.result(max_size)
+
+
+def _encode(found: Found, witnesses: Sequence[Witness]) -> bytes:
+    # A file's path is written once when it is also its full and real path (as it mostly is).
+    requests = []
+    for r in found.requests:
+        full, real = None if r.full == r.shown else r.full, 0 if r.real == r.full else r.real
+        requests.append((r.shown, full, real, r.via_link, r.lstat, *r.kind, r.skips_before))
+    doc = {
+        "witnesses": witnesses,
+        "requests": requests,
+        "skips": [(s.path, s.reason.value, s.detail) for s in found.skips],
+        "warnings": found.warnings,
+        "nested": found.nested_too_deep,
+    }
+    return zlib.compress(json.dumps(doc).encode("utf-8", "surrogatepass"), 1)
+
+
+def _found(blob: bytes) -> Found | None:
+    """The walk a memo holds, if its witnesses are :func:`unchanged`; ``None`` otherwise, or when
+    it cannot be read as a memo."""
+    try:
+        doc = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+        if not unchanged([(kind, path, shown) for kind, path, shown in doc["witnesses"]]):
+            return None
+        requests = []
+        for shown, full, real, via_link, lstat, vendored, check, data_ok, before in doc["requests"]:
+            full = shown if full is None else full
+            real = full if real == 0 else real  # a path or None otherwise
+            requests.append(Request(shown, full, via_link, real, lstat, (vendored, check, data_ok), before))
+        skips = [Skip(path, SkipReason(reason), detail) for path, reason, detail in doc["skips"]]
+        return Found(requests, skips, list(doc["warnings"]), list(doc["nested"]))
+    except (ValueError, TypeError, KeyError, IndexError, zlib.error):
+        return None

@@ -38,7 +38,7 @@ SELECT 0, u.key, u.used, length(f.shingles) + length(f.key) + 64
     + (SELECT coalesce(sum(length(s.signature) + length(s.family) + 32), 0) FROM signatures s WHERE s.key = u.key)
     FROM used u JOIN files f ON f.key = u.key
 UNION ALL SELECT 1, path, used, length(path) + 64 FROM stats
-UNION ALL SELECT 2, key, used, length(doc) + 32 FROM results
+UNION ALL SELECT 2 + (length(key) != 20), key, used, length(doc) + 32 FROM results
 ORDER BY 3, 1, 2
 """
 
@@ -165,7 +165,8 @@ def drop(db: sqlite3.Connection, cutoff: float, max_bytes: int, spare_after: flo
     """
     files = _drop_files(db, [key for (key,) in db.execute("SELECT key FROM used WHERE used < ?", (cutoff,))])
     counts = [files, db.execute("DELETE FROM stats WHERE used < ?", (cutoff,)).rowcount]
-    counts.append(db.execute("DELETE FROM results WHERE used < ?", (cutoff,)).rowcount)
+    counts.append(db.execute("DELETE FROM results WHERE used < ? AND length(key) = 20", (cutoff,)).rowcount)
+    db.execute("DELETE FROM results WHERE used < ?", (cutoff,))  # memos (21-byte keys), not counted
     if bytes_in_use(db) <= max_bytes:
         return counts[0], counts[1], counts[2]
     rows = db.execute(_BY_USE).fetchall()
@@ -178,12 +179,13 @@ def drop(db: sqlite3.Connection, cutoff: float, max_bytes: int, spare_after: flo
         while stop < len(rows) and (freed < excess or stop == start):
             freed += rows[stop][3] * scale
             stop += 1
-        chosen: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+        chosen: tuple[list[Any], ...] = ([], [], [], [])  # files, stats, results, memos (not counted)
         for kind, key, _, _ in rows[start:stop]:
             chosen[kind].append(key)
         counts[0] += _drop_files(db, chosen[0])
         counts[1] += _delete(db, "DELETE FROM stats WHERE path IN ({})", chosen[1])
         counts[2] += _delete(db, "DELETE FROM results WHERE key IN ({})", chosen[2])
+        _delete(db, "DELETE FROM results WHERE key IN ({})", chosen[3])
         start = stop  # pages only partly emptied free less than estimated: go on if still over
     return counts[0], counts[1], counts[2]
 

@@ -27,6 +27,7 @@ import pathspec
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
 from minhashdup.source.safeio import MIB, NotRegularFileError, TooLargeError, read_regular
+from minhashdup.source.witnesses import saw_exists, saw_stat
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
 
@@ -181,13 +182,18 @@ def repository_folders(root_real: str) -> tuple[str, list[str]]:
     folders from that top down to the root, whose rules files apply to the root's files."""
     folders = [root_real]
     top = root_real
-    while not os.path.exists(os.path.join(top, ".git")):
+    while not _exists(os.path.join(top, ".git")):
         parent = os.path.dirname(top)
         if parent == top:  # not inside a repository: only the root's own files
             return root_real, [root_real]
         top = parent
         folders.append(top)
     return top, folders[::-1]
+
+
+def _exists(path: str) -> bool:
+    saw_exists(path)
+    return os.path.exists(path)
 
 
 def with_folder_gitignore(
@@ -201,6 +207,7 @@ def with_folder_gitignore(
     """
     path, shown = os.path.join(full, ".gitignore"), os.path.join(shown, ".gitignore")
     if len(rules.ignores) >= IGNORE_NESTING_LIMIT:
+        saw_stat(path, follow=False)
         if os.path.lexists(path):
             too_deep.append(shown)
         return rules
@@ -254,6 +261,7 @@ def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: b
     does not follow links for a ``.gitignore`` of the tree. Not applying a file's rules scans
     more files, never fewer: the warning says so.
     """
+    saw_stat(path, follow)  # before reading: an edit after it changes the stat
     try:
         if not follow and stat.S_ISLNK(os.lstat(path).st_mode):
             why = "a symbolic link, which git does not follow either"

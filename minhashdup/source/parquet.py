@@ -28,7 +28,8 @@ from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.extracted import ReadEntry
 from minhashdup.source.ignore import VCS_DIRS, Rules, compile_globs, filtered
-from minhashdup.source.walk import FileEntry, Kinds, file_kind
+from minhashdup.source.kinds import Kinds, file_kind
+from minhashdup.source.walk import FileEntry
 
 #: The content bytes one part holds at most (past one batch): the per-file stage takes a part, and
 #: its bytes are let go, before the next part is read. On the Go tree as one Parquet file (12,031

@@ -20,26 +20,26 @@ import errno
 import os
 import stat
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
-
-import pathspec
 
 from minhashdup.errors import InputPathError
 from minhashdup.result import Skip, SkipReason
-from minhashdup.source.attributes import GENERATED, VENDORED, Attributes, attribute_chain, marks, with_folder_attributes
+from minhashdup.source.attributes import Attributes, attribute_chain, marks, with_folder_attributes
 from minhashdup.source.ignore import (
     IGNORE_NESTING_LIMIT,
     Rules,
     compile_globs,
     filtered,
     ignore_chain,
-    names_file,
     nesting_warning,
     with_folder_gitignore,
 )
-from minhashdup.source.kinds import generated_name, vendored_path
+from minhashdup.source.kinds import Kinds, file_kind, vendored_path
 from minhashdup.source.safeio import MIB, kind_of
+from minhashdup.source.witnesses import saw_path, saw_stat
+
+_ALL_SCANNED = Kinds()  # generated files skipped, vendored ones scanned: the default
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,19 +88,72 @@ class _Folder(NamedTuple):
     attributes: tuple[Attributes, ...]
 
 
-@dataclasses.dataclass
-class _Candidate:
-    entry: FileEntry
+class Request(NamedTuple):
+    """A file the walk found, to stat (:meth:`Found.result`): ``lstat`` for a file of a listing
+    (not a link's target nor named by the user), ``kind`` its :class:`FileEntry` kind fields,
+    ``skips_before`` the skips recorded before it (its stat's skip goes there)."""
+
+    shown: str
+    full: str
     via_link: bool
-    order: int
+    real: str | None
+    lstat: bool
+    kind: tuple[bool, bool, bool]
+    skips_before: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Kinds:
-    """What the walk does with generated and vendored files (see :mod:`.kinds`)."""
+@dataclasses.dataclass
+class Found:
+    """What a walk found in the tree, before each file's stat: what :mod:`.walkmemo` remembers."""
 
-    include_generated: bool = False  # scan them (else: skipped as ``generated``)
-    exclude_vendored: bool = False  # leave them out as ``vendored`` (else: scanned, marked)
+    requests: list[Request]
+    skips: list[Skip]
+    warnings: list[str]
+    nested_too_deep: list[str]  # .gitignore files not applied (IGNORE_NESTING_LIMIT)
+
+    def result(self, max_size: int) -> WalkResult:
+        """Each file stat'ed now (a skip when not a regular file or over ``max_size``), then
+        deduplicated by real path: a path without links wins, then walk order."""
+        skips: list[Skip] = []
+        found: list[tuple[FileEntry, bool]] = []  # and whether a link led to it
+        done = 0
+        for request in self.requests:
+            skips += self.skips[done : request.skips_before]
+            done = request.skips_before
+            entry = _stat_file(request, max_size)
+            if isinstance(entry, Skip):
+                skips.append(entry)
+            else:
+                found.append((entry, request.via_link))
+        skips += self.skips[done:]
+        best: dict[str, tuple[FileEntry, bool]] = {}
+        for cand in found:
+            kept = best.get(cand[0].real)
+            if kept is None or (kept[1] and not cand[1]):
+                best[cand[0].real] = cand
+        files: list[FileEntry] = []
+        for cand in found:
+            kept = best[cand[0].real]
+            if kept is cand:
+                files.append(cand[0])
+            else:
+                skips.append(Skip(cand[0].path, SkipReason.DUPLICATE, f"same file as {kept[0].path}"))
+        nested = [nesting_warning(self.nested_too_deep)] if self.nested_too_deep else []
+        return WalkResult(files, skips, [*self.warnings, *nested])
+
+
+def _stat_file(request: Request, max_size: int) -> FileEntry | Skip:
+    """A file the walk found, or the skip its stat makes."""
+    shown, full, _, real, lstat, kind, _ = request
+    try:
+        st = os.lstat(full) if lstat else os.stat(full)
+    except OSError as err:
+        return Skip(shown, *_stat_failure(err))
+    if not stat.S_ISREG(st.st_mode):
+        return Skip(shown, SkipReason.SPECIAL, kind_of(st.st_mode))
+    if st.st_size > max_size:
+        return Skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
+    return FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, *kind)
 
 
 def walk(
@@ -110,7 +163,7 @@ def walk(
     exclude: Sequence[str] = (),
     gitignore: bool = True,
     max_size: int = MIB,
-    kinds: Kinds = Kinds(),
+    kinds: Kinds = _ALL_SCANNED,
 ) -> WalkResult:
     """Collect the files under ``paths`` (folders or files).
 
@@ -144,11 +197,24 @@ def walk(
         >>> [f.path for f in walk(["examples"], include=["*.go"]).files][:3]  # doc.go, empty.go: walked too
         ['examples/go/doc.go', 'examples/go/empty.go', 'examples/go/reader.go']
     """
+    return find(paths, include=include, exclude=exclude, gitignore=gitignore, kinds=kinds).result(max_size)
+
+
+def find(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    gitignore: bool = True,
+    kinds: Kinds = _ALL_SCANNED,
+) -> Found:
+    """What :func:`walk` finds in the tree, before each file's stat (:meth:`Found.result`)."""
     inc = compile_globs(include, "--include")  # walk() names the flags (called alone; Config checks first)
     exc = compile_globs(exclude, "--exclude")
-    walker = _Walker(max_size=max_size, warnings=[], kinds=kinds)
+    walker = _Walker(warnings=[], kinds=kinds)
     for raw in paths:
         given = os.fspath(raw)
+        saw_path(given)
         if not os.path.lexists(given):
             raise InputPathError(f"{given}: no such file or folder; check the PATH argument")
         if os.path.isdir(given):
@@ -159,16 +225,15 @@ def walk(
         else:
             named = os.path.normpath(given).replace(os.sep, "/")
             walker.add_file(given, given, vendored=vendored_path(named), check_generated=False, data_ok=True)
-    return walker.result()
+    return walker.found()
 
 
 class _Walker:
-    def __init__(self, max_size: int, warnings: list[str], kinds: Kinds) -> None:
-        self.max_size = max_size
+    def __init__(self, warnings: list[str], kinds: Kinds) -> None:
         self.kinds = kinds
         self.warnings = warnings
         self.skips: list[Skip] = []
-        self.candidates: list[_Candidate] = []
+        self.requests: list[Request] = []
         self.walked: dict[str, str] = {}  # real folder -> the path it was walked under (this root)
         self.links: deque[_Folder] = deque()  # links to folders, to walk after the tree
         self.nested_too_deep: list[str] = []  # .gitignore files not applied (IGNORE_NESTING_LIMIT)
@@ -178,31 +243,13 @@ class _Walker:
         self.skips.append(Skip(path, reason, detail))
 
     def add_file(
-        self,
-        shown: str,
-        full: str,
-        via_link: bool = False,
-        real: str | None = None,
-        entry: os.DirEntry[str] | None = None,
-        **kind: bool,
+        self, shown: str, full: str, via_link: bool = False, real: str | None = None, lstat: bool = False, **kind: bool
     ) -> None:
-        """Record a file found (or named) at ``shown``; ``real`` is its resolved path if known.
-
-        ``entry``, for a file that is not a link, gives the stat without following it again;
-        ``kind`` sets the :class:`FileEntry` fields of its kind.
-        """
-        try:
-            st = entry.stat(follow_symlinks=False) if entry is not None else os.stat(full)
-        except OSError as err:
-            self.skip(shown, *_stat_failure(err))
-            return
-        if not stat.S_ISREG(st.st_mode):
-            self.skip(shown, SkipReason.SPECIAL, kind_of(st.st_mode))
-        elif st.st_size > self.max_size:
-            self.skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
-        else:
-            found = FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, **kind)
-            self.candidates.append(_Candidate(found, via_link, len(self.candidates)))
+        """Record a file found (or named) at ``shown``, to stat later (:meth:`stat_file`);
+        ``real`` is its resolved path if known, ``lstat`` that it is not a link (a file of a
+        listing); ``kind`` gives the :class:`FileEntry` fields of its kind."""
+        flags = (kind["vendored"], kind["check_generated"], kind["data_ok"])
+        self.requests.append(Request(shown, full, via_link, real, lstat, flags, len(self.skips)))
 
     def walk_root(
         self, given: str, root_real: str, rules: Rules, attributes: tuple[Attributes, ...], gitignore: bool
@@ -252,6 +299,7 @@ class _Walker:
     def _list(self, shown: str, full: str) -> list[os.DirEntry[str]]:
         # scandir: the kind of each entry comes with the listing, so folders and plain files
         # need no lstat of their own.
+        saw_stat(full)  # before the listing: an entry added after it changes the folder's stat
         try:
             with os.scandir(full) as listing:
                 return sorted(listing, key=lambda e: e.name)
@@ -266,6 +314,8 @@ class _Walker:
         rel = f"{parent.rel}/{name}" if parent.rel else name
         try:
             is_link = entry.is_symlink()
+            if is_link:
+                saw_path(full)  # where it leads decides what is walked
             is_dir = os.path.isdir(full) if is_link else entry.is_dir(follow_symlinks=False)
         except OSError as err:
             self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
@@ -283,7 +333,7 @@ class _Walker:
             return _Folder(shown, full, rel, rules, (*parent.ancestors, real), parent.via_link, parent.attributes)
         kind = self._kind(shown, name, rel, rules, parent.attributes)
         if kind is not None:
-            self.add_file(shown, full, parent.via_link, real, entry, **kind)
+            self.add_file(shown, full, parent.via_link, real, True, **kind)
         return None
 
     def _kind(
@@ -312,65 +362,14 @@ class _Walker:
         elif not os.path.isdir(target):
             kind = self._kind(link.shown, os.path.basename(link.rel), link.rel, link.rules, link.attributes)
             if kind is not None:
-                self.add_file(link.shown, link.full, True, None, None, **kind)
+                self.add_file(link.shown, link.full, True, None, False, **kind)
         elif any(_is_within(a, target) for a in link.ancestors):
             self.skip(link.shown + "/", SkipReason.CYCLE, f"points to its own ancestor {target}")
         else:
             self.links.append(link._replace(ancestors=(*link.ancestors, target)))
 
-    def result(self) -> WalkResult:
-        """Files deduplicated by real path: a path without links wins, then walk order."""
-        best: dict[str, _Candidate] = {}
-        for cand in self.candidates:
-            kept = best.get(cand.entry.real)
-            if kept is None or (kept.via_link and not cand.via_link):
-                best[cand.entry.real] = cand
-        files: list[FileEntry] = []
-        for cand in self.candidates:
-            kept = best[cand.entry.real]
-            if kept is cand:
-                files.append(cand.entry)
-            else:
-                self.skip(cand.entry.path, SkipReason.DUPLICATE, f"same file as {kept.entry.path}")
-        if self.nested_too_deep:
-            self.warnings.append(nesting_warning(self.nested_too_deep))
-        return WalkResult(files, self.skips, self.warnings)
-
-
-def file_kind(
-    shown: str,
-    name: str,
-    rel: str,
-    kinds: Kinds,
-    include: pathspec.GitIgnoreSpec | None,
-    marked: Mapping[str, bool] | None = None,
-    folders: dict[str, bool] | None = None,
-) -> dict[str, bool] | Skip:
-    """The :class:`FileEntry` kind fields of the file ``name`` at ``rel`` (shown as ``shown``), or
-    the skip its kind makes: generated by its name or its attributes ``marked``
-    (:func:`.attributes.marks`), or vendored with ``kinds.exclude_vendored``. ``include``: the
-    ``--include`` globs (data and prose formats are scanned for a file they name). A dataset's
-    rows (:mod:`.parquet`) are decided here too, without attributes. ``folders``: from a walk,
-    whose filter matched ``include`` to ``rel`` already: its memo of folders ``include`` names
-    (see :func:`.ignore.names_file`).
-
-    Example:
-        >>> file_kind("vendor/x.go", "x.go", "vendor/x.go", Kinds(), None)
-        {'vendored': True, 'check_generated': True, 'data_ok': False}
-    """
-    marked = marked or {}
-    generated = marked.get(GENERATED)
-    why = "linguist-generated in .gitattributes" if generated else "" if generated is False else generated_name(name)
-    if why and not kinds.include_generated:
-        return Skip(shown, SkipReason.GENERATED, why)
-    vendored = marked.get(VENDORED, vendored_path(rel))
-    if vendored and kinds.exclude_vendored:
-        return Skip(shown, SkipReason.VENDORED, "--exclude-vendored")
-    return {
-        "vendored": vendored,
-        "check_generated": not kinds.include_generated and generated is not False,
-        "data_ok": include is not None and names_file(include, rel, folders, matched=folders is not None),
-    }
+    def found(self) -> Found:
+        return Found(self.requests, self.skips, self.warnings, self.nested_too_deep)
 
 
 def _stat_failure(err: OSError) -> tuple[SkipReason, str]:

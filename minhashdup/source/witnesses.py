@@ -1,0 +1,104 @@
+"""What a walk looked at in the tree, to tell later whether a walk would find the same: the
+witnesses of a walk's memo (:func:`minhashdup.engine.pipeline.remembered_walk`; issue 17: a warm
+scan lists no folder and matches no glob).
+
+What a walk finds depends, beyond its roots and filters, on what it looks at in the tree: each
+folder's listing, each rules file it reads (``.gitignore``, ``.gitattributes``, ``.git/info/``
+``exclude`` and ``attributes``), whether ``.git`` exists above a root, where each link and each
+root leads. A walk under :func:`recording` notes each of these as a *witness*: the path and
+what it showed, which is a stat (device, inode, mode, size, and mtime and ctime in
+nanoseconds), an existence or a resolved path. Adding, removing or renaming an entry changes
+its folder's mtime and ctime, editing a rules file its own; ctime cannot be set back by a user.
+
+A memo holds what the walk found before each file's own stat (:class:`.walk.Found`) and its
+witnesses. It is used only when every witness shows the same again; the files are then stat'ed
+afresh as in a walk (size, kind), so an edited file is seen as edited. A walk that saw anything
+changed less than :data:`RACY_SECONDS` before it started, or during it, is not remembered: a
+change in the same clock tick as a stat may leave the stat as it was (git's "racily clean").
+A memo that cannot be read as one is not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+#: Seconds within which a change may not show in a stat (as :data:`.engine.cache.RACY_SECONDS`).
+RACY_SECONDS = 2.0
+#: A witness: what it is (``stat``, ``lstat``, ``exists``, ``real``), the path, what it showed.
+Witness = tuple[str, str, Any]
+_SEEN: contextvars.ContextVar[list[Witness] | None] = contextvars.ContextVar("walk_witnesses", default=None)
+
+
+def stat_of(path: str, follow: bool) -> list[int]:
+    """What a stat of ``path`` shows of it (``[-1, errno]`` when it fails)."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError as err:
+        return [-1, err.errno or 0]
+    return [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError) as err:
+        return f"\0{err}"
+
+
+def _shown(kind: str, path: str) -> Any:
+    """What the witness ``kind`` of ``path`` shows now."""
+    if kind == "exists":
+        return os.path.exists(path)
+    if kind == "real":
+        return _real(path)
+    return stat_of(path, follow=kind == "stat")
+
+
+def saw_stat(path: str, follow: bool = True) -> None:
+    """Note ``path``'s stat (``follow``: through a link), in a walk under :func:`recording`."""
+    seen = _SEEN.get()
+    if seen is not None:
+        kind = "stat" if follow else "lstat"
+        seen.append((kind, path, _shown(kind, path)))
+
+
+def saw_exists(path: str) -> None:
+    """Note whether ``path`` exists (``os.path.exists``), in a walk under :func:`recording`."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.append(("exists", path, _shown("exists", path)))
+
+
+def saw_path(path: str) -> None:
+    """Note all a link or a root shows: its own stat, its target's, and where it resolves to."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.extend((kind, path, _shown(kind, path)) for kind in ("lstat", "stat", "real"))
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Witness]]:
+    """The witnesses the walk in this block notes (see the module's docstring)."""
+    seen: list[Witness] = []
+    token = _SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _SEEN.reset(token)
+
+
+def unchanged(witnesses: Sequence[Witness]) -> bool:
+    """Whether every witness shows now what it showed."""
+    return all(_shown(kind, path) == shown for kind, path, shown in witnesses)
+
+
+def settled(witnesses: Sequence[Witness], started_ns: int) -> bool:
+    """Whether nothing the witnesses stat'ed changed after ``started_ns`` - :data:`RACY_SECONDS`
+    (nor does a time lie in the future): only then may a later stat be trusted to show a change."""
+    limit = started_ns - int(RACY_SECONDS * 1e9)
+    stats = (shown for kind, _, shown in witnesses if kind in ("stat", "lstat") and shown[0] != -1)
+    return all(st[4] < limit and st[5] < limit for st in stats)

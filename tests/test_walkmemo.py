@@ -1,0 +1,277 @@
+"""A warm scan's walk comes from a memo (issue 17): it lists no folder, yet finds exactly what a
+walk of the tree as it is now would, whatever changed in between."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from minhashdup import Config, scan
+from minhashdup.engine import cached, pipeline
+from minhashdup.source import witnesses
+from minhashdup.source.kinds import Kinds
+from minhashdup.source.walk import WalkResult, walk
+
+from .conftest import TreeFactory, go_file, near_copy, render_go
+
+OPTIONS: dict[str, Any] = {"include": ["*.go", "*.txt"], "exclude": ["skip"], "gitignore": True}
+KINDS = Kinds()
+
+
+class Memos:
+    """A store of memos in a dict (the cache's role), counting what is put."""
+
+    def __init__(self) -> None:
+        self.docs: dict[bytes, bytes] = {}
+        self.puts = 0
+
+    def get_memo(self, key: bytes) -> bytes | None:
+        return self.docs.get(key)
+
+    def put_memo(self, key: bytes, doc: bytes) -> None:
+        self.puts += 1
+        self.docs[key] = doc
+
+
+@pytest.fixture
+def settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree made by the test counts as settled once a tick has passed (RACY_SECONDS 0): the
+    tests wait that tick after making or changing it."""
+    monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
+
+
+def _tick() -> None:
+    time.sleep(0.03)  # past the file system's timestamp granularity (a jiffy at most)
+
+
+def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    listed: list[str] = []
+    real = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        listed.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    return listed
+
+
+def _remembered(root: Path, memos: Memos, **options: Any) -> WalkResult:
+    chosen = {**OPTIONS, **options}
+    return pipeline.remembered_walk([str(root)], memos, max_size=1 << 20, kinds=KINDS, **chosen)
+
+
+def _fresh(root: Path, **options: Any) -> WalkResult:
+    return walk([str(root)], **{**OPTIONS, **options})
+
+
+def _tree(make_tree: TreeFactory) -> Path:
+    root = make_tree(
+        {
+            "a.go": "package a\n",
+            "b.txt": "text\n",
+            "sub/c.go": "package c\n",
+            "sub/deep/d.go": "package d\n",
+            "sub/.gitignore": "ignored.go\n",
+            "sub/ignored.go": "package i\n",
+            "skip/e.go": "package e\n",
+            "gen/.gitattributes": "*.go linguist-generated\n",
+            "gen/f.go": "package f\n",
+            "big.go": "x" * 2000,
+        }
+    )
+    os.symlink("sub/c.go", root / "link.go")
+    os.symlink("sub", root / "linkdir")
+    return root
+
+
+def test_a_remembered_walk_lists_no_folder_and_finds_what_a_walk_finds(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(make_tree)
+    _tick()
+    memos = Memos()
+    first = _remembered(root, memos)
+    assert memos.puts == 1 and first == _fresh(root)
+    listed = _listings(monkeypatch)
+    again = _remembered(root, memos)
+    assert listed == [] and memos.puts == 1
+    assert again == first
+    # The files are stat'ed afresh: a size limit applies to the remembered walk too.
+    small = pipeline.remembered_walk([str(root)], memos, max_size=100, kinds=KINDS, **OPTIONS)
+    assert [s.path for s in small.skips if s.reason.value == "too-large"] == [str(root / "big.go")]
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "a file added in a subfolder": lambda root: (root / "sub" / "deep" / "new.go").write_text("package n\n"),
+    "a file removed": lambda root: (root / "sub" / "deep" / "d.go").unlink(),
+    "a file renamed": lambda root: (root / "a.go").rename(root / "a2.go"),
+    "a folder renamed": lambda root: (root / "sub" / "deep").rename(root / "sub" / "skip"),
+    "a .gitignore edited, same size": lambda root: (root / "sub" / ".gitignore").write_text("ignorex.go\n"),
+    "a .gitignore added": lambda root: (root / "sub" / "deep" / ".gitignore").write_text("d.go\n"),
+    "a .gitattributes edited": lambda root: (root / "gen" / ".gitattributes").write_text("*.txt linguist-generated\n"),
+    "a link retargeted": lambda root: (os.unlink(root / "link.go"), os.symlink("a.go", root / "link.go")),
+    "a link's target removed": lambda root: (root / "sub" / "c.go").unlink(),
+    "a repository made above the root": lambda root: (
+        (root.parent / ".git").mkdir(),
+        (root.parent / ".gitignore").write_text("a.go\n"),
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES), ids=list(CHANGES))
+def test_a_memo_is_not_used_once_the_tree_changed(
+    make_tree: TreeFactory, settled_now: None, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(make_tree)
+    _tick()
+    memos = Memos()
+    before = _remembered(root, memos)
+    CHANGES[change](root)
+    now = _fresh(root)
+    assert now != before  # the change shows in a walk
+    listed = _listings(monkeypatch)
+    assert _remembered(root, memos) == now
+    assert listed  # walked again, not remembered
+
+
+def test_a_just_changed_tree_is_not_remembered(make_tree: TreeFactory) -> None:
+    # A stat taken in the same clock tick as a change may not show a later change in that tick:
+    # a walk that saw anything changed within RACY_SECONDS keeps no memo.
+    root = _tree(make_tree)
+    memos = Memos()
+    assert _remembered(root, memos) == _fresh(root)
+    assert memos.puts == 0
+
+
+def test_options_and_the_current_folder_are_part_of_the_key(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(make_tree)
+    _tick()
+    memos = Memos()
+    _remembered(root, memos)
+    other = _remembered(root, memos, include=["*.go"])
+    assert other == _fresh(root, include=["*.go"]) and memos.puts == 2
+    elsewhere = make_tree({"sub/other.go": "package o\n"}, "elsewhere")
+    _tick()
+    found = []
+    for folder in (root, elsewhere, root, elsewhere):  # "sub" under each: the same relative path
+        monkeypatch.chdir(folder)
+        found.append(pipeline.remembered_walk(["sub"], memos, max_size=1 << 20, kinds=KINDS, **OPTIONS))
+        assert found[-1] == walk(["sub"], **OPTIONS)
+    assert found[0] != found[1] and memos.puts == 4
+
+
+@pytest.mark.parametrize("doc", [b"", b"not zlib", b"x\x9c\x03\x00\x00\x00\x00\x01"], ids=["empty", "junk", "zlib"])
+def test_a_memo_that_cannot_be_read_is_not_used(make_tree: TreeFactory, settled_now: None, doc: bytes) -> None:
+    root = _tree(make_tree)
+    _tick()
+    memos = Memos()
+    _remembered(root, memos)
+    for key in memos.docs:
+        memos.docs[key] = doc
+    assert _remembered(root, memos) == _fresh(root)
+
+
+def _settled_go_tree(make_tree: TreeFactory) -> Path:
+    rng = random.Random(7)
+    base = go_file(rng, 6)
+    root = make_tree({f"f{i}.go": render_go(near_copy(base, rng, 1)) for i in range(4)})
+    old = time.time() - 3600
+    for path in root.iterdir():
+        os.utime(path, (old, old))
+    return root
+
+
+def test_a_warm_scan_of_a_settled_tree_needs_no_file_key(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its result is found by the files' stats (cached.stats_key), kept by the scan before.
+    root = _settled_go_tree(make_tree)
+    _tick()
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    cold = scan([str(root)], config)
+    listed = _listings(monkeypatch)
+
+    def no_keys(*args: Any) -> Any:
+        raise AssertionError("file keys computed")
+
+    monkeypatch.setattr(cached, "file_keys", no_keys)
+    warm = scan([str(root)], config)
+    assert warm.stats.cache["result"] == 1 and listed == []
+    assert warm.pairs == cold.pairs and warm.skips == cold.skips
+
+
+def test_an_edited_file_is_seen_by_a_warm_scan(make_tree: TreeFactory, settled_now: None) -> None:
+    root = _settled_go_tree(make_tree)
+    _tick()
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    scan([str(root)], config)
+    (root / "f1.go").write_text((root / "f0.go").read_text())  # now a copy of f0.go
+    warm = scan([str(root)], config)
+    fresh = scan([str(root)], Config(cache=False, jobs=1, threshold=0.3))
+    assert warm.pairs == fresh.pairs and warm.stats.cache["result"] == 0
+    assert any(p.jaccard == 1.0 for p in warm.pairs)
+
+
+def test_a_root_given_as_a_link_is_followed_where_it_leads_now(
+    make_tree: TreeFactory, settled_now: None, tmp_path: Path
+) -> None:
+    first = make_tree({"a.go": "package a\n", "sub/b.go": "package b\n"}, "first")
+    second = make_tree({"c.go": "package c\n", "sub/b.go": "package b\n"}, "second")
+    link = tmp_path / "current"
+    os.symlink(first, link)
+    _tick()
+    memos = Memos()
+    before = pipeline.remembered_walk([str(link)], memos, max_size=1 << 20, kinds=KINDS, **OPTIONS)
+    os.unlink(link)
+    os.symlink(second, link)
+    after = pipeline.remembered_walk([str(link)], memos, max_size=1 << 20, kinds=KINDS, **OPTIONS)
+    assert after == walk([str(link)], **OPTIONS) != before
+
+
+def test_a_link_that_resolves_through_a_link_outside_the_tree_is_followed_anew(
+    make_tree: TreeFactory, settled_now: None, tmp_path: Path
+) -> None:
+    # Nothing in the tree changes when a link outside it is retargeted: the link's own witness
+    # (where it resolves to) tells.
+    root = _tree(make_tree)
+    outside = tmp_path / "outside"
+    os.symlink(root / "sub", outside)
+    os.symlink(outside, root / "via")
+    _tick()
+    memos = Memos()
+    before = _remembered(root, memos)
+    os.unlink(outside)
+    os.symlink(root / "gen", outside)
+    now = _fresh(root)
+    assert _remembered(root, memos) == now != before
+
+
+def test_a_named_file_that_became_a_folder_is_walked(make_tree: TreeFactory, settled_now: None, tmp_path: Path) -> None:
+    root = make_tree({"x.go": "package x\n"})
+    _tick()
+    memos = Memos()
+    named = pipeline.remembered_walk([str(root / "x.go")], memos, max_size=1 << 20, kinds=KINDS, **OPTIONS)
+    (root / "x.go").unlink()
+    (root / "x.go").mkdir()
+    (root / "x.go" / "y.go").write_text("package y\n")
+    again = pipeline.remembered_walk([str(root / "x.go")], memos, max_size=1 << 20, kinds=KINDS, **OPTIONS)
+    assert again == walk([str(root / "x.go")], **OPTIONS) != named
+    assert [f.path for f in again.files] == [str(root / "x.go" / "y.go")]
+
+
+def test_a_files_own_skip_keeps_its_place_among_the_walks(make_tree: TreeFactory) -> None:
+    # The files' stats come after the walk (Found.result): each skip they make goes where the
+    # file was found, as when the walk stat'ed each file as it went.
+    root = make_tree({"a0/c.go": "package c\n", "a1.go": "x" * 500, "b/c.go": "package c\n", "d.go": "package d\n"})
+    found = walk([str(root)], include=["*.go"], exclude=["a0", "b"], max_size=100)
+    skips = [(Path(s.path).name, s.reason.value) for s in found.skips]
+    assert skips == [("a0", "excluded"), ("a1.go", "too-large"), ("b", "excluded")]
