@@ -3,9 +3,8 @@
 Everything the ``minhashdup`` command does is one call here, returning a typed result whose
 ``to_dict()`` is the command's ``--format json`` document: :func:`scan` (with the CI review:
 a baseline, the changed files, the gate), :func:`compare`, :func:`evaluate` and :func:`tune`.
-Options are keywords (or a :class:`Config`); a bad value raises :class:`ConfigError` naming
-the parameter. Unlike the command, a call keeps no cache and starts no process unless asked
-(``cache_dir=...``, ``jobs=...``).
+Options are keywords (or a :class:`Config`); a bad value raises :class:`ConfigError` naming the
+parameter. Unlike the command, a call keeps no cache and starts no process unless asked (``cache_dir``, ``jobs``).
 
 Example:
     >>> import minhashdup
@@ -20,6 +19,9 @@ Example:
 
 from __future__ import annotations
 
+from minhashdup import _pathguard  # noqa: F401  (first: python -m's folder leaves sys.path)
+
+# isort: split
 import dataclasses
 import warnings
 from collections.abc import Callable
@@ -46,8 +48,7 @@ if TYPE_CHECKING:
     from minhashdup.engine.pipeline import ProgressFactory
     from minhashdup.engine.stages import find_pairs
 
-#: Names of the package imported when first used: numpy and the analyses are not needed to
-#: start the command (a cached scan replays without them).
+#: Imported when first used: a cached scan replays without numpy and the analyses.
 _LAZY = {
     "Evaluation": "minhashdup.analysis.evaluate",
     "Tuning": "minhashdup.analysis.tuning",

@@ -2,8 +2,9 @@
 
 ``python -m`` puts the current folder first on ``sys.path``; in a scanned repository that folder
 is untrusted, and pygments looks for lexer plugins (``*.dist-info/entry_points.txt``) on
-``sys.path``. The package is imported already (``-m`` imports it before this module), so the
-folder is dropped before anything else is imported: the ``minhashdup`` command never had it.
+``sys.path``. ``-m`` imports the package before this module: its ``__init__`` drops the folder
+before it imports anything else, and so does this module, should it be run otherwise. The
+``minhashdup`` command never had it.
 """
 
 import os

@@ -3,9 +3,12 @@ whose current folder Python would otherwise put on ``sys.path`` (issue 11)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from minhashdup.errors import ExitCode
 
@@ -35,3 +38,41 @@ def test_python_m_in_a_repository_loads_no_plugin_from_it(make_tree: TreeFactory
         )
         assert done.returncode in (ExitCode.OK, ExitCode.USAGE) and "Traceback" not in done.stderr, done.stderr
         assert not (Path(root) / "RAN").exists(), command  # before: compare ran evil_mod.py
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_python_m_with_workers_imports_nothing_from_the_repository(make_tree: TreeFactory, engine: str) -> None:
+    # The package's own imports under -m (a dataclasses.py), and the fork server with the resource
+    # tracker, new interpreters run with -c that put their folder first on sys.path (a
+    # multiprocessing.py there; the lexer plugin again, through pygments' index of lexers).
+    files: dict[str, str] = dict(PLUGIN)
+    for name in ("multiprocessing", "dataclasses", "pygments"):
+        files[f"{name}.py"] = f"import pathlib\npathlib.Path('RAN-{name}').write_text('ran')\n"
+    for i in range(40):  # enough files for two workers
+        files[f"g{i}.go"] = f"package g\n\nfunc F{i}(a, b int) int {{\n\treturn a*{i} + b - {i}\n}}\n"
+    root = make_tree(files)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "minhashdup",
+            "scan",
+            ".",
+            "-q",
+            "--no-cache",
+            "-j",
+            "2",
+            "-f",
+            "json",
+            "--engine",
+            engine,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == ExitCode.OK and "Traceback" not in done.stderr, done.stderr
+    assert sorted(p.name for p in Path(root).glob("RAN*")) == []
+    stats = json.loads(done.stdout)["stats"]
+    assert stats["files_scanned"] == 45 and stats["skipped"]["no-lexer"] == 2  # a.evil: no plugin lexer

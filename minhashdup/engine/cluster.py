@@ -19,7 +19,7 @@ from typing import Any
 
 from minhashdup._version import __version__
 from minhashdup.config import Config, usable_cores
-from minhashdup.engine.parallel import _signals_held
+from minhashdup.engine.parallel import _signals_held, in_root_folder
 from minhashdup.errors import ClusterError, ConfigError
 
 INSTALL = "pip install 'minhashdup[dask]'"
@@ -56,7 +56,7 @@ def connected(config: Config) -> Iterator[Any]:
     with dask.config.set({"distributed.worker.daemon": False}), contextlib.ExitStack() as stack:
         # A Ctrl-C while the cluster starts takes effect once it is up and will be closed: one
         # interrupted half-way is left to Dask's exit hook, which prints a traceback.
-        with _signals_held(), _blocked_for_children():
+        with _signals_held(), _blocked_for_children(), in_root_folder():
             local = stack.enter_context(
                 LocalCluster(
                     n_workers=max(1, min(config.workers, usable_cores())),

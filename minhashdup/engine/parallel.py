@@ -168,7 +168,7 @@ def _start_fork_server() -> None:
     """
     from multiprocessing import forkserver  # POSIX only
 
-    with _signals_held():
+    with _signals_held(), in_root_folder():
         if not hasattr(signal, "pthread_sigmask"):
             forkserver.ensure_running()
             return
@@ -177,6 +177,25 @@ def _start_fork_server() -> None:
             forkserver.ensure_running()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def in_root_folder() -> Iterator[None]:
+    """In the root folder while new interpreters start: the fork server, the resource tracker and
+    Dask's processes run with ``-c``, which puts their current folder first on ``sys.path``
+    before they import ``multiprocessing`` (and the fork server its preloads, pygments' index
+    of lexer plugins). Started in a scanned tree, its ``multiprocessing.py`` or a lexer plugin
+    (``*.dist-info``) would run there; the root folder is writable by root alone. Spawned
+    workers then go to the folder of the process that spawned them."""
+    here = os.open(os.curdir, os.O_RDONLY)
+    try:
+        os.chdir(os.sep)
+        try:
+            yield
+        finally:
+            os.fchdir(here)  # by its descriptor: back to the same folder even if it was renamed
+    finally:
+        os.close(here)
 
 
 def _worker_start(parent: int) -> None:
