@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from minhashdup import Config, scan
-from minhashdup.engine import cached, pipeline
+from minhashdup.engine import cached, parallel, pipeline
 from minhashdup.source import witnesses
 from minhashdup.source.kinds import Kinds
 from minhashdup.source.walk import WalkResult, walk
@@ -275,3 +275,55 @@ def test_a_files_own_skip_keeps_its_place_among_the_walks(make_tree: TreeFactory
     found = walk([str(root)], include=["*.go"], exclude=["a0", "b"], max_size=100)
     skips = [(Path(s.path).name, s.reason.value) for s in found.skips]
     assert skips == [("a0", "excluded"), ("a1.go", "too-large"), ("b", "excluded")]
+
+
+# The fork server starts where lexing is likely, so that its start overlaps the walk (no cache)
+# or the digests (a result not found by the files' stats), and not for a scan that replays.
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real_walk, real_keys = pipeline.remembered_walk, cached.file_keys
+    monkeypatch.setattr(parallel, "start_early", lambda workers: seen.append(f"early {workers}"))
+
+    def walk_seen(*args: Any, **kwargs: Any) -> Any:
+        seen.append("walk")
+        return real_walk(*args, **kwargs)
+
+    def keys_seen(*args: Any) -> Any:
+        seen.append("keys")
+        return real_keys(*args)
+
+    monkeypatch.setattr(pipeline, "remembered_walk", walk_seen)
+    monkeypatch.setattr(cached, "file_keys", keys_seen)
+    return seen
+
+
+def test_without_a_cache_the_fork_server_starts_before_the_walk(make_tree: TreeFactory, events: list[str]) -> None:
+    scan([str(_settled_go_tree(make_tree))], Config(cache=False, jobs=2, threshold=0.3))
+    assert events == ["early 2", "walk"]
+
+
+def test_with_a_cache_it_starts_before_the_digests_unless_the_stats_find_the_result(
+    make_tree: TreeFactory, settled_now: None, events: list[str]
+) -> None:
+    root = _settled_go_tree(make_tree)
+    _tick()
+    config = Config(cache=True, jobs=2, threshold=0.3)
+    scan([str(root)], config)
+    assert events == ["walk", "early 2", "keys"]
+    events.clear()
+    scan([str(root)], config)
+    assert events == ["walk"]
+
+
+@pytest.mark.parametrize(("workers", "cores", "started"), [(1, 4, 0), (2, 1, 0), (2, 2, 1), (0, 2, 0)])
+def test_start_early_starts_a_fork_server_only_for_a_pool_of_several(
+    monkeypatch: pytest.MonkeyPatch, workers: int, cores: int, started: int
+) -> None:
+    calls: list[None] = []
+    monkeypatch.setattr(parallel, "usable_cores", lambda: cores)
+    monkeypatch.setattr(parallel, "_start_fork_server", lambda: calls.append(None))
+    parallel.start_early(workers)
+    assert len(calls) == started

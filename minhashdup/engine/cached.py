@@ -23,7 +23,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,15 +122,16 @@ class CachedFiles:
 
         return extract
 
-    def replay(self, files: Sequence[FileEntry], skips: Sequence[Skip]) -> Result | None:
-        """The stored result of a scan of these very inputs, or ``None`` (then :meth:`keep`
-        stores this one's). A replay uses every file entry of the scan: those last marked used
-        a day ago or more are marked used now, with the result, so that a tree replayed every
-        day is never pruned."""
+    def replay(self, files: Sequence[FileEntry], skips: Sequence[Skip], missed: Callable[[], None]) -> Result | None:
+        """The stored result of a scan of these very inputs, or ``None`` (then :meth:`keep` stores
+        this one's); ``missed`` is called when the files' stats do not find it, before the file
+        keys. A replay uses every file entry of the scan: those last marked used a day ago or
+        more are marked used now, with the result, so that a tree replayed daily is never pruned."""
         self._stats_key = stats_key(self.config, files, skips)
         quick = self._by_stats(self._stats_key)
         if quick is not None:
             return decode_result(quick, self.config.params())
+        missed()
         keys = self.keys(files)
         self._result_key = result_key(self.config, files, keys, skips)
         stored = self.store.get_result(self._result_key)

@@ -159,6 +159,17 @@ def _quiet_when_it_fails(thread: threading.Thread) -> None:
     threading.excepthook = hook
 
 
+def start_early(workers: int) -> None:
+    """Start the fork server now, where the scan will likely lex in ``workers`` processes: its
+    start (an interpreter importing pygments and its index of lexers, 0.5-1 s) then overlaps the
+    walk or the digests in this process, instead of following them. Nothing where a pool would
+    have one process, or without a fork server. A fork server that ends up unused exits with
+    this process."""
+    if pool_size(workers, 2) > 1 and start_method() == "forkserver":
+        multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
+        _start_fork_server()
+
+
 def _start_fork_server() -> None:
     """Start the fork server (once) with SIGINT blocked.
 

@@ -92,14 +92,22 @@ def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: Prog
         return distributed.scan_walked(walk_files(path_list(paths), config), config, progress)
 
     opening: list[str] = []  # the cache's own warnings, after the walk's
+
+    def lexing_likely() -> None:  # the fork server starts while this process walks or digests
+        from minhashdup.engine import parallel  # not imported by a scan that replays
+
+        parallel.start_early(config.workers)
+
     with cached.session(config, opening) as cache:
+        if cache is None:
+            lexing_likely()  # no result to replay
         walked = walk_files(path_list(paths), config, cache)
         walked.warnings.extend(opening)
 
         def again(named: set[str]) -> list[Walked]:
             return [Walked([f for f in walked.files if f.path in named], [], [], 0.0, time.perf_counter())]
 
-        stored = cache.replay(walked.files, walked.skips) if cache is not None else None
+        stored = cache.replay(walked.files, walked.skips, lexing_likely) if cache is not None else None
         if stored is not None:
             return _replayed(stored, walked)
         from minhashdup.engine.stages import find_pairs
