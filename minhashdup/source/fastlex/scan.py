@@ -13,7 +13,7 @@ from typing import Any
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
-from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Plan, States, transition
+from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Plan, States
 from minhashdup.source.patterns import ASCII
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
@@ -183,6 +183,29 @@ def _first_rule(plans: list[Plan], text: str, pos: int) -> tuple[Any, Plan | Non
         if m is not None:
             return m, candidate
     return None, None
+
+
+def transition(stack: list[str], new_state: Any) -> list[str]:
+    """The state stack after a rule's ``new_state``, exactly as pygments changes it."""
+    if isinstance(new_state, tuple):
+        for name in new_state:
+            if name == "#pop":
+                if len(stack) > 1:
+                    stack.pop()
+            elif name == "#push":
+                stack.append(stack[-1])
+            else:
+                stack.append(name)
+    elif isinstance(new_state, int):
+        if abs(new_state) >= len(stack):
+            del stack[1:]
+        else:
+            del stack[new_state:]
+    elif new_state == "#push":
+        stack.append(stack[-1])
+    else:  # pragma: no cover - pygments asserts the same
+        raise AssertionError(f"wrong state def: {new_state!r}")
+    return stack
 
 
 def tracker(starts: list[int] | None, types: list[_TokenType] | None) -> At | None:

@@ -352,26 +352,3 @@ def _blank_set(items: Any) -> bool:
         if not ok:
             return False
     return True
-
-
-def transition(stack: list[str], new_state: Any) -> list[str]:
-    """The state stack after a rule's ``new_state``, exactly as pygments changes it."""
-    if isinstance(new_state, tuple):
-        for name in new_state:
-            if name == "#pop":
-                if len(stack) > 1:
-                    stack.pop()
-            elif name == "#push":
-                stack.append(stack[-1])
-            else:
-                stack.append(name)
-    elif isinstance(new_state, int):
-        if abs(new_state) >= len(stack):
-            del stack[1:]
-        else:
-            del stack[new_state:]
-    elif new_state == "#push":
-        stack.append(stack[-1])
-    else:  # pragma: no cover - pygments asserts the same
-        raise AssertionError(f"wrong state def: {new_state!r}")
-    return stack
