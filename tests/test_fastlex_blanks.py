@@ -305,3 +305,13 @@ def test_a_state_the_analysis_trips_on_runs_rule_by_rule(monkeypatch: pytest.Mon
     text = "func f(x int) { return x // c\n}\n"
     assert fast.significant_tokens(text) == list(significant_tokens(lexer, text))
     assert fast.states["root"].joined is None
+
+
+def test_wide_whitespace_within_a_line_is_decided_at_each_position() -> None:
+    # The scan's table caches a character's pattern only where the position does not matter:
+    # U+00A0 mid-line is skipped, at a line's start it is the anchored rule's.
+    lexer = _Anchored(stripnl=False, ensurenl=True)
+    text = "x \u00a0y\n\u00a0#y\n"
+    expected = list(significant_tokens(lexer, text))
+    assert "\u00a0#y" in expected
+    assert FastLexer(lexer).significant_tokens(text) == expected

@@ -56,8 +56,8 @@ class Blanks:
 
     @functools.cached_property
     def skip(self) -> Callable[..., Any]:
-        """The match of a stretch of ``wide`` characters (for a state with any)."""
-        return re.compile("[" + "".join(f"\\U{c:08x}" for c in sorted(self.wide)) + "]*").match
+        """The match of a stretch of ``wide`` characters, as group 1 (for a state with any)."""
+        return re.compile("([" + "".join(f"\\U{c:08x}" for c in sorted(self.wide)) + "]*)").match
 
 
 NONE = Blanks()

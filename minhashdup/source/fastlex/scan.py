@@ -13,8 +13,7 @@ from typing import Any
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
-from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Plan, States
-from minhashdup.source.patterns import ASCII
+from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
 #: Records a kept token's offset and type (see :func:`tracker`).
@@ -22,36 +21,32 @@ At = Callable[[int, _TokenType], None]
 
 
 # The hot loop: names are locals; a token whose rule stays in the state and keeps or drops it
-# by type alone takes the fast path (one regex call, which takes the whitespace after it too,
-# see .blanks; a list lookup, maybe an append); the rest
-# (state changes, callbacks, blank text, no rule matching, a state run rule by rule) is
-# pygments' loop, in :func:`_step`.
+# by type alone takes the fast path (a dict look-up by the token's first character, one regex
+# call, which takes the whitespace after it too, see .blanks; a list lookup, maybe an append);
+# the rest (state changes, callbacks, blank text, no rule matching, a state run rule by rule)
+# is pygments' loop, in :func:`_step`. The look-up fails (KeyError, or IndexError at the
+# text's end) only where State.pattern_at must decide: try costs nothing when nothing is raised.
 def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str, ...] = ("root",)) -> list[str]:
     """The kept tokens of preprocessed ``text`` lexed from the state stack ``start``; ``at`` (if
     any) is told each one's offset and type."""
     out: list[str] = []
-    keep = out.append
-    code_of, ascii_, fast_keep, fast_drop, unless_blank = ord, ASCII, KEEP, DROP, KEEP_UNLESS_BLANK  # locals
-    pos, end = 0, len(text)
+    fast_keep, fast_drop, unless_blank = KEEP, DROP, KEEP_UNLESS_BLANK  # locals
+    pos = 0
     stack = list(start)
     state = states[stack[-1]]
-    whole, by_char, wide = state.joined, state.by_char, state.taken.wide  # looked up on a change of state only
+    table = state.table  # looked up on a change of state only
     while True:
-        if whole is not None and pos < end:
-            code = code_of(text[pos])
-            if code < ascii_:
-                joined = by_char[code] or state.for_char(code)
-            elif code in wide and not (state.taken.within_line and (pos == 0 or text[pos - 1] == "\n")):
-                pos = state.taken.skip(text, pos).end()  # whitespace past ASCII the state drops (see .blanks)
-                continue
-            else:
-                joined = whole
+        try:
+            joined: Joined | None = table[text[pos]]
+        except (KeyError, IndexError):
+            joined = state.pattern_at(text, pos)
+        if joined is not None:
             m = joined.match(text, pos)
             if m is not None:
                 group = m.lastindex
                 kind = joined.fast[group]
                 if kind == fast_keep:
-                    keep(m[group])
+                    out.append(m[group])  # out.append, not a bound method: 3.11 inlines it
                     if at is not None:
                         at(pos, joined.plans[group].action)
                     pos = m.end()
@@ -62,7 +57,7 @@ def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str,
                 if kind == unless_blank:
                     value = m[group]
                     if value and not value.isspace():
-                        keep(value)
+                        out.append(value)
                         if at is not None:
                             at(pos, joined.plans[group].action)
                     pos = m.end()
@@ -70,14 +65,14 @@ def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str,
                 found = (m, joined.plans[group], group)
             else:
                 found = (None, None, 0)
-            moved = _step(lexer, states, text, pos, stack, keep, at, found)
+            moved = _step(lexer, states, text, pos, stack, out.append, at, found)
         else:
-            moved = _step(lexer, states, text, pos, stack, keep, at, None)
+            moved = _step(lexer, states, text, pos, stack, out.append, at, None)
         if moved is None:
             return out
         pos, stack = moved
         state = states[stack[-1]]
-        whole, by_char, wide = state.joined, state.by_char, state.taken.wide
+        table = state.table
 
 
 def _step(

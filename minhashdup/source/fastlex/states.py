@@ -14,6 +14,7 @@ alternative takes the whitespace after its token too, in the same call.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -159,6 +160,39 @@ class State:
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
     taken: Blanks = NONE  # the whitespace a fast alternative takes after its token (.blanks)
+    #: The scan's first look-up: the pattern for a position's character, where that does not
+    #: depend on the position (see :meth:`pattern_at`, which fills it). Keyed by the character
+    #: itself, not its code: indexing the text gives the key, and no ``ord`` call per token.
+    table: dict[str, Joined] = dataclasses.field(default_factory=dict)
+
+    def pattern_at(self, text: str, pos: int) -> Joined | None:
+        """The pattern to try at ``pos`` when :attr:`table` has none for its character;
+        ``None`` at the text's end or in a state run rule by rule (pygments' way, then).
+
+        A character past ASCII that the state drops as whitespace (:mod:`.blanks`) gets a
+        pattern taking the stretch of them, dropped; within a line only, if the state says so.
+        """
+        if self.joined is None or pos >= len(text):
+            return None
+        char = text[pos]
+        code = ord(char)
+        if code < ASCII:
+            found = self.by_char[code] or self.for_char(code)
+            if self.by_char[code] is not None:  # narrowed for good (after the warm-up)
+                self.table[char] = found
+            return found
+        if code not in self.taken.wide:
+            self.table[char] = self.joined
+            return self.joined
+        if not self.taken.within_line:
+            self.table[char] = self.skipping
+            return self.skipping
+        return self.joined if pos == 0 or text[pos - 1] == "\n" else self.skipping
+
+    @functools.cached_property
+    def skipping(self) -> Joined:
+        """The wide whitespace of :attr:`taken` as a pattern whose one group is dropped."""
+        return Joined(self.taken.skip, [None, None], [SLOW, DROP])
 
     def for_char(self, code: int) -> Joined:
         """The pattern to try at a position starting with ASCII character ``code``.
