@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -371,3 +373,23 @@ def test_states_with_a_default_rule_are_joined() -> None:
     engine = FastLexer(_lexer("python"))
     assert engine.significant_tokens("def f(): pass\n") == ["def", "f", "(", ")", ":", "pass"]
     assert engine.states["funcname"].joined is not None
+
+
+def test_at_the_text_end_the_joined_pattern_finds_the_rule() -> None:
+    # One call for the first rule that matches at the end, not one per rule: at the end of
+    # every text a using(this) callback lexes again (C's function rule has six).
+    from pygments.lexer import RegexLexer, default
+    from pygments.token import Name, Punctuation, Whitespace
+
+    class EndsInside(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+        tokens: ClassVar[dict[str, list[Any]]] = {
+            "root": [(r"a", Name, "inner"), (r"\s+", Whitespace), (r".", Punctuation)],
+            "inner": [(r"b", Name.Builtin), default("#pop")],  # matches (empty) at the end: pops
+        }
+
+    lexer = EndsInside(stripnl=False, ensurenl=False)
+    engine = FastLexer(lexer)
+    for text in ("ab", "a", "a b.ab", ""):
+        assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))
+    inner = engine.states["inner"]
+    assert inner.joined is not None and inner.pattern_at("ab", 2) is inner.joined

@@ -167,13 +167,16 @@ class State:
 
     def pattern_at(self, text: str, pos: int) -> Joined | None:
         """The pattern to try at ``pos`` when :attr:`table` has none for its character;
-        ``None`` at the text's end or in a state run rule by rule (pygments' way, then).
+        ``None`` in a state run rule by rule (pygments' way, then).
 
+        At the text's end, the whole joined pattern: it finds the first rule that matches
+        there as anywhere else, in one call where trying the rules one by one (pygments' way)
+        takes a call each, at the end of every text a ``using(this)`` callback lexes again.
         A character past ASCII that the state drops as whitespace (:mod:`.blanks`) gets a
         pattern taking the stretch of them, dropped; within a line only, if the state says so.
         """
         if self.joined is None or pos >= len(text):
-            return None
+            return self.joined
         char = text[pos]
         code = ord(char)
         if code < ASCII:
