@@ -109,3 +109,28 @@ def test_a_piece_lexed_again_has_its_own_offsets() -> None:
     texts, lines = FastLexer(lexer).significant_tokens_with_lines(text)
     assert list(zip(texts, lines, strict=True)) == list(significant_tokens_with_lines(lexer, text))
     assert ("d", 3) in zip(texts, lines, strict=True) and ("g", 5) in zip(texts, lines, strict=True)
+
+
+class _EmptyPieces(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """An optional piece lexed again (C's function rule has six), and a state where an empty
+    text does give a token: its end pops with a kept, empty one."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [
+            (r"(\s*)(!)", bygroups(using(this), Punctuation)),
+            (r"(\s*)(\?)", bygroups(using(this, state="loud"), Punctuation)),
+            (r"\w+", Name),
+            (r"\s+", Whitespace),
+        ],
+        "loud": [(r"\w+", Name), (r"$", Keyword, "#pop")],
+    }
+
+
+def test_an_empty_piece_that_gave_nothing_is_not_lexed_again() -> None:
+    lexer = _EmptyPieces(stripnl=False, ensurenl=True)
+    engine = FastLexer(lexer)
+    text = "a! b ! c!?d?"
+    assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))
+    assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))  # remembered now
+    assert ("root",) in engine.states.silent
+    assert ("root", "loud") not in engine.states.silent  # its empty text gives the empty Keyword

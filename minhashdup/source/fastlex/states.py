@@ -229,6 +229,7 @@ class States(dict[str, State]):
     def __init__(self, tokendefs: dict[str, list[Rule]], flags: int) -> None:
         super().__init__()
         self.tokendefs, self.flags = tokendefs, flags
+        self.silent: set[tuple[str, ...]] = set()  # start stacks from which an empty text gave no token
 
     def __missing__(self, name: str) -> State:
         rules = self.tokendefs[name]
