@@ -393,3 +393,19 @@ def test_at_the_text_end_the_joined_pattern_finds_the_rule() -> None:
         assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))
     inner = engine.states["inner"]
     assert inner.joined is not None and inner.pattern_at("ab", 2) is inner.joined
+
+
+def test_plain_rules_that_change_state_are_taken_by_the_loop() -> None:
+    # C's default('statement') (dropped), ';' popping it (kept), a macro's line end popping it
+    # (kept unless blank): the loop changes the stack itself, without a _step call.
+    from minhashdup.source.fastlex.states import MOVES
+
+    lexer = _lexer("c")
+    engine = FastLexer(lexer)
+    text = "#define A 1 \nint x;\nvoid f(void) { return; }\n"
+    assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))
+    joined = engine.states["root"].joined
+    assert joined is not None
+    moving = [plan for plan, kind in zip(joined.plans, joined.fast, strict=True) if kind == MOVES]
+    assert ("statement",) in [plan.new_state for plan in moving if plan is not None]
+    assert all(plan is not None and plan.by_groups is None for plan in moving)

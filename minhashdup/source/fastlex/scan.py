@@ -13,7 +13,7 @@ from typing import Any
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
-from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED, Joined, Plan, States
+from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
 #: Records a kept token's offset and type (see :func:`tracker`).
@@ -23,14 +23,15 @@ At = Callable[[int, _TokenType], None]
 # The hot loop: names are locals; a token whose rule stays in the state and keeps or drops it
 # by type alone takes the fast path (a dict look-up by the token's first character, one regex
 # call, which takes the whitespace after it too, see .blanks; a list lookup, maybe an append);
-# the rest (state changes, callbacks, blank text, no rule matching, a state run rule by rule)
-# is pygments' loop, in :func:`_step`. The look-up fails (KeyError, or IndexError at the
-# text's end) only where State.pattern_at must decide: try costs nothing when nothing is raised.
+# so does one that also changes state (MOVES), the stack changed here; the rest (callbacks,
+# no rule matching, a state run rule by rule) is pygments' loop, in :func:`_step`. The look-up
+# fails (KeyError, or IndexError at the text's end) only where State.pattern_at must decide:
+# try costs nothing when nothing is raised.
 def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str, ...] = ("root",)) -> list[str]:
     """The kept tokens of preprocessed ``text`` lexed from the state stack ``start``; ``at`` (if
     any) is told each one's offset and type."""
     out: list[str] = []
-    fast_keep, fast_drop, unless_blank = KEEP, DROP, KEEP_UNLESS_BLANK  # locals
+    fast_keep, fast_drop, unless_blank, moves = KEEP, DROP, KEEP_UNLESS_BLANK, MOVES  # locals
     pos = 0
     stack = list(start)
     state = states[stack[-1]]
@@ -62,7 +63,20 @@ def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str,
                             at(pos, joined.plans[group].action)
                     pos = m.end()
                     continue
-                found = (m, joined.plans[group], group)
+                plan = joined.plans[group]
+                if kind == moves:  # its token as _step takes it, then the stack here: no call
+                    if plan.kind != fast_drop:
+                        value = m[group]
+                        if plan.kind == fast_keep or (value and not value.isspace()):
+                            out.append(value)
+                            if at is not None:
+                                at(pos, plan.action)
+                    pos = m.end()
+                    stack = transition(stack, plan.new_state)
+                    state = states[stack[-1]]
+                    table = state.table
+                    continue
+                found = (m, plan, group)
             else:
                 found = (None, None, 0)
             moved = _step(lexer, states, text, pos, stack, out.append, at, found)

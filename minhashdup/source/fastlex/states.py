@@ -120,8 +120,9 @@ def _parts(action: Any) -> tuple[Part, ...] | None:
 
 
 #: The kind of a group whose rule leaves the state as it is and keeps or drops its token by
-#: type and text alone (the scan's fast path), or ``SLOW``: anything else.
-SLOW = -1
+#: type and text alone (the scan's fast path), ``MOVES``: one that does so and changes
+#: state (the scan changes the stack itself), or ``SLOW``: anything else.
+SLOW, MOVES = -1, -2
 
 
 @dataclasses.dataclass(slots=True)
@@ -288,7 +289,8 @@ def compile_joined(
         plan, source = plans[i], sources[i]
         kind = _fast_kind(plan, source)
         by_group += [plan] + [None] * source.groups
-        fast += [kind] + [SLOW] * source.groups
+        moves = kind == SLOW and plan.by_groups is None and plan.kind in (DROP, KEEP, KEEP_UNLESS_BLANK)
+        fast += [MOVES if moves else kind] + [SLOW] * source.groups
         tail = kind != SLOW and not (taken.within_line and source.ends_line)
         parts.append(f"({source.text})" + (taken.tail if tail else ""))
     try:
