@@ -25,6 +25,7 @@ at the first line that settles it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -68,7 +69,13 @@ GENERATED_NAMES = (
     "*.freezed.dart",
     "zz_generated.*.go",  # Kubernetes' code generators
 )
-_GENERATED_SPEC = pathspec.GitIgnoreSpec.from_lines(GENERATED_NAMES)
+
+
+@functools.cache
+def _spec(names: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The names' spec, compiled when first asked (a scan replayed from the cache asks none)."""
+    return pathspec.GitIgnoreSpec.from_lines(names)
+
 
 #: Folders whose contents are copies of other projects.
 VENDOR_FOLDERS = frozenset({"vendor", "third_party", "third-party", "node_modules", "bower_components"})
@@ -114,7 +121,6 @@ DATA_NAMES = (
     "*.sha512",
     "*.md5",
 )
-_DATA_SPEC = pathspec.GitIgnoreSpec.from_lines(DATA_NAMES)
 
 
 def generated_marker(text: str) -> str:
@@ -191,7 +197,7 @@ def generated_name(name: str) -> str:
         >>> generated_name("api.pb.go"), generated_name("api.go")
         ('a generated name (api.pb.go)', '')
     """
-    return f"a generated name ({name})" if _GENERATED_SPEC.match_file(matchable(name)) else ""
+    return f"a generated name ({name})" if _spec(GENERATED_NAMES).match_file(matchable(name)) else ""
 
 
 def vendored_path(rel: str) -> bool:
@@ -212,7 +218,7 @@ def not_code(name: str, lexer: str) -> str:
         >>> not_code("go.sum", "Text only"), not_code("a.json", "JSON"), not_code("a.html", "HTML")
         ('go.sum: a lockfile, checksum list or manifest', 'JSON: data', '')
     """
-    if _DATA_SPEC.match_file(matchable(name)):
+    if _spec(DATA_NAMES).match_file(matchable(name)):
         return f"{name}: a lockfile, checksum list or manifest"
     if lexer in DATA_LEXERS:
         return f"{lexer}: data"
