@@ -17,8 +17,8 @@ Example:
     0.833 examples/python/lru.py examples/python/lru_patched.py
 """
 
-from __future__ import annotations
-
+# No "from __future__ import ...": it imports the module __future__, which python -m would
+# find in the current folder before _pathguard drops it (annotations are quoted instead).
 from minhashdup import _pathguard  # noqa: F401  (first: python -m's folder leaves sys.path)
 
 # isort: split
@@ -104,11 +104,11 @@ _REVIEW_FIELDS = frozenset(f.name for f in dataclasses.fields(Review))
 
 
 def scan(
-    paths: PathsArg | Dataset,
+    paths: "PathsArg | Dataset",
     config: Config | None = None,
     *,
     review: Review | None = None,
-    progress: ProgressFactory | None = None,
+    progress: "ProgressFactory | None" = None,
     **options: Any,
 ) -> Result:
     """Find the near-duplicate files under ``paths``: what ``minhashdup scan`` does.
@@ -160,7 +160,7 @@ def scan(
     return result
 
 
-def review(result: Result, paths: PathsArg, review: Review | None = None, **options: Any) -> Result:
+def review(result: Result, paths: "PathsArg", review: Review | None = None, **options: Any) -> Result:
     """The CI review of a scan's ``result`` (of ``paths``): write a baseline, mark the pairs
     a baseline knows, keep the pairs touching changed files; then :func:`gate` decides.
 
@@ -276,8 +276,8 @@ def _warn_caller(message: str) -> None:
 
 
 def compare(
-    a: PathArg,
-    b: PathArg,
+    a: "PathArg",
+    b: "PathArg",
     *,
     shingle: int = 5,
     hashes: int = 48,
@@ -285,7 +285,7 @@ def compare(
     bits: int = 64,
     ignore_identifiers: bool = False,
     ignore_literals: bool = False,
-) -> Comparison:
+) -> "Comparison":
     """Compare two files as a scan would: what ``minhashdup compare`` does.
 
     Args:
@@ -319,14 +319,14 @@ def compare(
 
 
 def evaluate(
-    paths: PathsArg,
+    paths: "PathsArg",
     config: Config | None = None,
     *,
     low: float = 0.3,
     repeats: int = REPEATS,
-    progress: ProgressFactory | None = None,
+    progress: "ProgressFactory | None" = None,
     **options: Any,
-) -> Evaluation:
+) -> "Evaluation":
     """Measure what LSH loses on a tree: what ``minhashdup evaluate`` does.
 
     Args:
@@ -353,7 +353,7 @@ def evaluate(
     return _evaluate(corpus, config, low, repeats=repeats)
 
 
-def tune(threshold: float = 0.5, *, max_hashes: int = 128, min_recall: float = 0.99, bits: int = 64) -> Tuning:
+def tune(threshold: float = 0.5, *, max_hashes: int = 128, min_recall: float = 0.99, bits: int = 64) -> "Tuning":
     """Choose bands and rows for ``threshold``: what ``minhashdup tune`` does.
 
     See :func:`minhashdup.analysis.tuning.tuning` for the arguments.

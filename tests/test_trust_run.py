@@ -4,6 +4,7 @@ whose current folder Python would otherwise put on ``sys.path`` (issue 11)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,40 @@ def test_python_m_with_workers_imports_nothing_from_the_repository(make_tree: Tr
     assert sorted(p.name for p in Path(root).glob("RAN*")) == []
     stats = json.loads(done.stdout)["stats"]
     assert stats["files_scanned"] == 45 and stats["skipped"]["no-lexer"] == 2  # a.evil: no plugin lexer
+
+
+def test_python_m_imports_no_module_of_the_current_folder(make_tree: TreeFactory) -> None:
+    # Without site (-S), nothing imports __future__ or the like at start-up, as in a bare venv:
+    # the package's first line must not either (a future statement imports __future__).
+    import site
+
+    import minhashdup
+
+    shadows = ("__future__", "dataclasses", "typing", "json", "pathlib", "enum")  # not what runpy imports
+    files = {f"{name}.py": f"import pathlib\npathlib.Path('RAN-{name}').write_text('ran')\n" for name in shadows}
+    files["a.go"] = "package a\n\nfunc F(a, b int) int {\n\treturn a*2 + b - 1\n}\n"
+    root = make_tree(files)
+    package_root = str(Path(minhashdup.__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join([package_root, *site.getsitepackages()]), "PATH": os.environ["PATH"]}
+    for command in (["--version"], ["scan", ".", "-q", "--no-cache", "-j", "1"]):
+        done = subprocess.run(
+            [sys.executable, "-S", "-m", "minhashdup", *command], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == ExitCode.OK, done.stderr
+    assert sorted(p.name for p in Path(root).glob("RAN*")) == []
+
+
+def test_children_started_outside_the_tree_do_not_put_their_folder_on_sys_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As multiprocessing starts them: in this process's folder, with its environment.
+    from minhashdup.engine.parallel import outside_the_tree
+
+    monkeypatch.chdir(tmp_path)
+    probe = [sys.executable, "-c", "import os, sys, json; print(json.dumps([os.path.abspath(p) for p in sys.path]))"]
+    before = os.environ.get("PYTHONSAFEPATH")
+    assert str(tmp_path) in json.loads(subprocess.run(probe, capture_output=True, text=True, check=True).stdout)
+    with outside_the_tree():
+        paths = json.loads(subprocess.run(probe, capture_output=True, text=True, check=True).stdout)
+    assert str(tmp_path) not in paths
+    assert os.environ.get("PYTHONSAFEPATH") == before and Path.cwd() == tmp_path

@@ -327,3 +327,58 @@ def test_start_early_starts_a_fork_server_only_for_a_pool_of_several(
     monkeypatch.setattr(parallel, "_start_fork_server", lambda: calls.append(None))
     parallel.start_early(workers)
     assert len(calls) == started
+
+
+def test_who_walks_is_part_of_the_key(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder another group may list is "unreadable" to a user outside it, whatever the tree.
+    root = _tree(make_tree)
+    _tick()
+    memos = Memos()
+    _remembered(root, memos)
+    monkeypatch.setattr(os, "getgroups", lambda: [4242])
+    _remembered(root, memos)
+    assert memos.puts == 2
+
+
+def test_without_a_current_folder_the_walk_is_not_remembered(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = _tree(make_tree)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    memos = Memos()
+    assert _remembered(root, memos) == _fresh(root) and memos.puts == 0
+
+
+@pytest.mark.parametrize("path", ["no\0such", "bad\ud800name"], ids=["nul", "surrogate"])
+def test_an_impossible_path_is_refused_as_without_a_memo(path: str) -> None:
+    from minhashdup.errors import InputPathError
+
+    with pytest.raises(InputPathError):
+        walk([path])
+    with pytest.raises(InputPathError):
+        pipeline.remembered_walk([path], Memos(), max_size=1 << 20, kinds=KINDS)
+
+
+def test_a_gitignore_past_the_nesting_limit_is_witnessed(make_tree: TreeFactory, settled_now: None) -> None:
+    # One nested under IGNORE_NESTING_LIMIT others is not read, only named in a warning: it is
+    # probed all the same, and one added there is a change.
+    from minhashdup.source.ignore import IGNORE_NESTING_LIMIT
+
+    deep = "/".join(f"d{i}" for i in range(IGNORE_NESTING_LIMIT + 1))
+    files = {
+        f"{'/'.join(f'd{i}' for i in range(k))}/.gitignore".lstrip("/"): "x\n" for k in range(IGNORE_NESTING_LIMIT)
+    }
+    files[f"{deep}/a.go"] = "package a\n"
+    root = make_tree(files)
+    _tick()
+    memos = Memos()
+    before = _remembered(root, memos)
+    (root / deep / ".gitignore").write_text("y\n")
+    now = _fresh(root)
+    assert now.warnings != before.warnings
+    assert _remembered(root, memos) == now

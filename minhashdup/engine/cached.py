@@ -10,7 +10,7 @@ It wraps two things and is threaded through neither:
   (:class:`~minhashdup.source.extracted.ReadEntry`), up to :data:`HELD_BYTES` in all;
 - the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
   scan is as in an earlier one (or every file's stat, :func:`stats_key`), that scan's result is
-  the answer; a settled scan's result is kept for the next, as is its walk's memo (:mod:`.walkmemo`).
+  the answer; a settled scan's result is kept for the next, as is its walk's memo (:func:`.pipeline.remembered_walk`).
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class CachedFiles:
             self.store.put_result(self._stats_key, self._result_key)
 
     def get_memo(self, key: bytes) -> bytes | None:
-        """A walk's memo (:mod:`minhashdup.source.walkmemo`), kept and marked used as results are."""
+        """A walk's memo (:func:`.pipeline.remembered_walk`), kept and marked used as results are."""
         stored = self.store.get_result(key)
         if stored is not None and self.store.stale(stored[1]):
             self.store.touch([], result=key)

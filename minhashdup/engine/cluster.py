@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from typing import Any
 
 from minhashdup._version import __version__
 from minhashdup.config import Config, usable_cores
-from minhashdup.engine.parallel import _signals_held, in_root_folder
+from minhashdup.engine.parallel import _signals_held, outside_the_tree
 from minhashdup.errors import ClusterError, ConfigError
 
 INSTALL = "pip install 'minhashdup[dask]'"
@@ -54,9 +55,11 @@ def connected(config: Config) -> Iterator[Any]:
     # Its workers lex in a child process of their own (the deadline is the main thread's): Dask's
     # workers must be allowed children while this cluster lives.
     with dask.config.set({"distributed.worker.daemon": False}), contextlib.ExitStack() as stack:
+        if sys.version_info >= (3, 11):  # the whole cluster's life: a worker may be restarted later
+            stack.enter_context(outside_the_tree())
         # A Ctrl-C while the cluster starts takes effect once it is up and will be closed: one
         # interrupted half-way is left to Dask's exit hook, which prints a traceback.
-        with _signals_held(), _blocked_for_children(), in_root_folder():
+        with _signals_held(), _blocked_for_children(), outside_the_tree():
             local = stack.enter_context(
                 LocalCluster(
                     n_workers=max(1, min(config.workers, usable_cores())),

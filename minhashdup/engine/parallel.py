@@ -12,6 +12,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -179,7 +180,7 @@ def _start_fork_server() -> None:
     """
     from multiprocessing import forkserver  # POSIX only
 
-    with _signals_held(), in_root_folder():
+    with _signals_held(), outside_the_tree():
         if not hasattr(signal, "pthread_sigmask"):
             forkserver.ensure_running()
             return
@@ -191,22 +192,41 @@ def _start_fork_server() -> None:
 
 
 @contextlib.contextmanager
-def in_root_folder() -> Iterator[None]:
-    """In the root folder while new interpreters start: the fork server, the resource tracker and
-    Dask's processes run with ``-c``, which puts their current folder first on ``sys.path``
-    before they import ``multiprocessing`` (and the fork server its preloads, pygments' index
-    of lexer plugins). Started in a scanned tree, its ``multiprocessing.py`` or a lexer plugin
-    (``*.dist-info``) would run there; the root folder is writable by root alone. Spawned
-    workers then go to the folder of the process that spawned them."""
-    here = os.open(os.curdir, os.O_RDONLY)
-    try:
-        os.chdir(os.sep)
+def outside_the_tree() -> Iterator[None]:
+    """New interpreters started in this block do not put their current folder on ``sys.path``.
+
+    The fork server, the resource tracker and Dask's processes run with ``-c``, which puts the
+    current folder first on ``sys.path`` before they import ``multiprocessing`` (and the fork
+    server its preloads, pygments' index of lexer plugins): started in a scanned tree, its
+    ``multiprocessing.py`` or a lexer plugin (``*.dist-info``) would run there. From Python 3.11
+    they get ``PYTHONSAFEPATH=1`` (every process started in the block: a Dask worker restarted
+    later too, while the cluster's block lasts); on 3.10, or under ``python -E``, which ignores
+    it, this process stands in the root folder while the block lasts (writable by root alone;
+    spawned workers go back to the folder of the process that spawned them), so keep the block
+    short there. Nothing to do where this interpreter runs with ``-P`` or ``-I``."""
+    if getattr(sys.flags, "safe_path", False):
+        yield
+    elif sys.version_info >= (3, 11) and not sys.flags.ignore_environment:
+        before = os.environ.get("PYTHONSAFEPATH")
+        os.environ["PYTHONSAFEPATH"] = "1"
         try:
             yield
         finally:
-            os.fchdir(here)  # by its descriptor: back to the same folder even if it was renamed
-    finally:
-        os.close(here)
+            if before is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = before
+    else:
+        # O_PATH: a folder this user may enter but not read (mode 711) can still be come back to.
+        here = os.open(os.curdir, getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.chdir(os.sep)
+            try:
+                yield
+            finally:
+                os.fchdir(here)  # by its descriptor: back to the same folder even if it was renamed
+        finally:
+            os.close(here)
 
 
 def _worker_start(parent: int) -> None:

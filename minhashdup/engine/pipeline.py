@@ -195,7 +195,7 @@ def collect(paths: PathsArg, config: Config, progress: ProgressFactory | None = 
 
 def walk_files(roots: Sequence[str], config: Config, memo: Store | None = None) -> Walked:
     """The walk of ``roots`` under ``config``'s filters, the run's own reports left out
-    (``memo``: where the walk is remembered, see :mod:`minhashdup.source.walkmemo`)."""
+    (``memo``: where the walk is remembered, see :func:`remembered_walk`)."""
     t0 = time.perf_counter()
     kinds = Kinds(config.include_generated, config.exclude_vendored)
     walked = remembered_walk(
@@ -247,18 +247,25 @@ class Store(Protocol):
 
 def memo_key(
     paths: Sequence[str], include: Sequence[str], exclude: Sequence[str], gitignore: bool, kinds: Kinds
-) -> bytes:
-    """The key of a walk's memo: everything beyond the tree that decides what it finds. The
-    paths as given are relative to the current folder; pathspec's own file stands for its
-    version (a new release may match globs otherwise), found without importing it."""
+) -> bytes | None:
+    """The key of a walk's memo: everything beyond the tree that decides what it finds; ``None``
+    where the current folder is gone. The paths as given are relative to the current folder;
+    who walks decides which folders can be listed; pathspec's own file stands for its version (a
+    new release may match globs otherwise), found without importing it."""
     spec = importlib.util.find_spec("pathspec")
     origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
+    who = [os.geteuid(), os.getegid(), sorted(os.getgroups())] if hasattr(os, "geteuid") else []
     head = {
         "memo": "walk",
         "format": MEMO_FORMAT,
         "version": __version__,
-        "cwd": os.getcwd(),
-        "paths": list(paths),
+        "cwd": cwd,
+        "who": who,
+        "paths": [os.fspath(p) for p in paths],
         "include": list(include),
         "exclude": list(exclude),
         "gitignore": gitignore,
@@ -279,24 +286,26 @@ def remembered_walk(
     max_size: int,
     kinds: Kinds,
 ) -> WalkResult:
-    """:func:`~minhashdup.source.walk.walk` of ``paths``, from the memo in ``store`` while every witness shows the
-    same, else walked (and remembered when :func:`settled`). Without a store, a plain walk.
+    """:func:`~minhashdup.source.walk.walk` of ``paths``, from the memo in ``store`` while every
+    witness shows the same, else walked (and remembered when :func:`settled`: each stat was taken
+    before the listing or read it stands for, so a change during the walk shows in it later).
+    Without a store, or a current folder, a plain walk.
 
     Raises:
         InputPathError: a path does not exist.
         ConfigError: a glob is invalid.
     """
     options: dict[str, Any] = {"include": include, "exclude": exclude, "gitignore": gitignore, "kinds": kinds}
-    if store is None:
+    key = None if store is None else memo_key(paths, include, exclude, gitignore, kinds)
+    if store is None or key is None:
         return find(paths, **options).result(max_size)
-    key = memo_key(paths, include, exclude, gitignore, kinds)
     doc = store.get_memo(key)
     found = _found(doc) if doc is not None else None
     if found is None:
         started = time.time_ns()
         with recording() as seen:
             found = find(paths, **options)
-        if settled(seen, started) and settled(seen, time.time_ns()):
+        if settled(seen, started):
             store.put_memo(key, _encode(found, seen))
     return found.result(max_size)
 

@@ -206,8 +206,7 @@ def with_folder_gitignore(
     appended to ``too_deep`` (see :func:`nesting_warning`).
     """
     path, shown = os.path.join(full, ".gitignore"), os.path.join(shown, ".gitignore")
-    if len(rules.ignores) >= IGNORE_NESTING_LIMIT:
-        saw_stat(path, follow=False)
+    if len(rules.ignores) >= IGNORE_NESTING_LIMIT:  # one added changes its folder's stat, a witness
         if os.path.lexists(path):
             too_deep.append(shown)
         return rules

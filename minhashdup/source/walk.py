@@ -104,7 +104,7 @@ class Request(NamedTuple):
 
 @dataclasses.dataclass
 class Found:
-    """What a walk found in the tree, before each file's stat: what :mod:`.walkmemo` remembers."""
+    """What a walk found in the tree, before each file's stat: what a walk's memo keeps (:mod:`.witnesses`)."""
 
     requests: list[Request]
     skips: list[Skip]

@@ -13,8 +13,9 @@ its folder's mtime and ctime, editing a rules file its own; ctime cannot be set 
 A memo holds what the walk found before each file's own stat (:class:`.walk.Found`) and its
 witnesses. It is used only when every witness shows the same again; the files are then stat'ed
 afresh as in a walk (size, kind), so an edited file is seen as edited. A walk that saw anything
-changed less than :data:`RACY_SECONDS` before it started, or during it, is not remembered: a
-change in the same clock tick as a stat may leave the stat as it was (git's "racily clean").
+changed less than :data:`RACY_SECONDS` before it started is not remembered: a change in the same
+clock tick as a stat may leave the stat as it was (git's "racily clean"). A change during the walk
+shows: each stat is taken before the listing or read it stands for.
 A memo that cannot be read as one is not used.
 """
 
@@ -39,6 +40,8 @@ def stat_of(path: str, follow: bool) -> list[int]:
         st = os.stat(path) if follow else os.lstat(path)
     except OSError as err:
         return [-1, err.errno or 0]
+    except ValueError:  # a NUL in the path, or a lone surrogate: the walk refuses it alike
+        return [-1, -1]
     return [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
