@@ -38,9 +38,6 @@ if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads non
 #: 4: entries record when they were last used (pruning). 5: lexers by name, shebang or modeline
 #: only (4 could hold pygments' guesses), and a lexed file's generated header in ``detail``.
 CACHE_FORMAT = 5
-#: A file modified this recently may change again within the same timestamp tick: its stat
-#: is not trusted next time (git's "racily clean" rule), so it is read and hashed again.
-RACY_SECONDS = 2.0
 APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT

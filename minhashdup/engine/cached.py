@@ -33,13 +33,14 @@ from minhashdup._version import __version__
 from minhashdup.config import Config
 from minhashdup.core.digest import content_digest
 from minhashdup.engine.base import Extractor
-from minhashdup.engine.cache import CACHE_FORMAT, RACY_SECONDS, Cache, default_dir, family_name, file_key
+from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
 from minhashdup.engine.codec import decode_result, encode_result
 from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
+from minhashdup.source.witnesses import RACY_SECONDS  # the walk memo's rule, for the stat cache too
 
 if TYPE_CHECKING:
     from minhashdup.core.signature import Family
@@ -147,8 +148,7 @@ class CachedFiles:
         return result
 
     def _by_stats(self, key: bytes) -> bytes | None:
-        """The stored result a :func:`stats_key` leads to, unless due to be marked used (then
-        :meth:`replay`'s whole path marks it and its files' entries, see :meth:`Cache.stale`)."""
+        """The stored result a :func:`stats_key` leads to, unless due to be marked used (:meth:`replay`)."""
         pointer = self.store.get_result(key)
         stored = None if pointer is None else self.store.get_result(pointer[0])
         if pointer is None or stored is None or self.store.stale(pointer[1]) or self.store.stale(stored[1]):

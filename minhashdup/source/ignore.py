@@ -182,18 +182,13 @@ def repository_folders(root_real: str) -> tuple[str, list[str]]:
     folders from that top down to the root, whose rules files apply to the root's files."""
     folders = [root_real]
     top = root_real
-    while not _exists(os.path.join(top, ".git")):
+    while not saw_exists(os.path.join(top, ".git")):
         parent = os.path.dirname(top)
         if parent == top:  # not inside a repository: only the root's own files
             return root_real, [root_real]
         top = parent
         folders.append(top)
     return top, folders[::-1]
-
-
-def _exists(path: str) -> bool:
-    saw_exists(path)
-    return os.path.exists(path)
 
 
 def with_folder_gitignore(

@@ -27,7 +27,9 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-#: Seconds within which a change may not show in a stat (as :data:`.engine.cache.RACY_SECONDS`).
+#: Seconds within which a change may not show in a stat: a file or folder modified this recently
+#: may change again within the same timestamp tick (git's "racily clean" rule). The stat cache's
+#: rule too (:mod:`minhashdup.engine.cached`).
 RACY_SECONDS = 2.0
 #: A witness: what it is (``stat``, ``lstat``, ``exists``, ``real``), the path, what it showed.
 Witness = tuple[str, str, Any]
@@ -69,11 +71,13 @@ def saw_stat(path: str, follow: bool = True) -> None:
         seen.append((kind, path, _shown(kind, path)))
 
 
-def saw_exists(path: str) -> None:
-    """Note whether ``path`` exists (``os.path.exists``), in a walk under :func:`recording`."""
+def saw_exists(path: str) -> bool:
+    """Whether ``path`` exists (``os.path.exists``), noted in a walk under :func:`recording`."""
+    exists = os.path.exists(path)
     seen = _SEEN.get()
     if seen is not None:
-        seen.append(("exists", path, _shown("exists", path)))
+        seen.append(("exists", path, exists))
+    return exists
 
 
 def saw_path(path: str) -> None:
