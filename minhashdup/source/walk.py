@@ -39,7 +39,7 @@ from minhashdup.source.kinds import Kinds, file_kind, vendored_path
 from minhashdup.source.safeio import MIB, kind_of
 from minhashdup.source.witnesses import saw_path, saw_stat
 
-_ALL_SCANNED = Kinds()  # generated files skipped, vendored ones scanned: the default
+_DEFAULT_KINDS = Kinds()  # generated files skipped, vendored ones scanned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,7 +163,7 @@ def walk(
     exclude: Sequence[str] = (),
     gitignore: bool = True,
     max_size: int = MIB,
-    kinds: Kinds = _ALL_SCANNED,
+    kinds: Kinds = _DEFAULT_KINDS,
 ) -> WalkResult:
     """Collect the files under ``paths`` (folders or files).
 
@@ -206,7 +206,7 @@ def find(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     gitignore: bool = True,
-    kinds: Kinds = _ALL_SCANNED,
+    kinds: Kinds = _DEFAULT_KINDS,
 ) -> Found:
     """What :func:`walk` finds in the tree, before each file's stat (:meth:`Found.result`)."""
     inc = compile_globs(include, "--include")  # walk() names the flags (called alone; Config checks first)
