@@ -35,10 +35,9 @@ from minhashdup.core.limits import REPEATS
 from minhashdup.engine import pipeline as _pipeline
 from minhashdup.engine.pipeline import collect
 from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
-from minhashdup.report.families import TABLE_LIMIT
+from minhashdup.report import TABLE_LIMIT
 from minhashdup.result import Cluster, Pair, Result, Stats
-from minhashdup.source.parquet import Dataset
-from minhashdup.source.paths import PathArg, PathsArg, path_list
+from minhashdup.source.paths import Dataset, PathArg, PathsArg, path_list
 
 if TYPE_CHECKING:
     from minhashdup.analysis.compare import Comparison

@@ -8,14 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
-from minhashdup.source.ignore import compile_globs
+from minhashdup.source.ignore import check_globs
 from minhashdup.source.normalise import Normalisation
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
@@ -168,7 +163,7 @@ class Config:
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
-            compile_globs(value, name)  # a bad glob is refused now, not when the walk starts
+            check_globs(value, name)  # a bad glob is refused now, not when the walk starts
 
     def _check_run(self) -> None:
         if isinstance(self.lex_timeout, bool) or not isinstance(self.lex_timeout, (int, float)):
@@ -270,6 +265,10 @@ CONFIG_FILE_LIMIT = 4 * MIB
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most runs read no config file
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         return tomllib.loads(read_regular(str(path), CONFIG_FILE_LIMIT).decode("utf-8"))
     except TooLargeError:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import SkipReason
+from minhashdup.source.ignore import check_globs, compile_globs
 from minhashdup.source.walk import _child, walk
 
 from .conftest import TreeFactory
@@ -172,6 +173,20 @@ def test_missing_path_and_bad_glob_are_errors(make_tree: TreeFactory) -> None:
         walk([str(root / "nope")])
     with pytest.raises(ConfigError, match="--exclude"):
         walk([str(root)], exclude=["\\"])
+
+
+@given(st.lists(st.text(alphabet="ab_.-/*09", min_size=1, max_size=40), min_size=1, max_size=3))
+def test_a_plain_glob_passed_unchecked_compiles(globs: list[str]) -> None:
+    # Config checks plain globs without compiling them (so that a warm scan needs no pathspec):
+    # that is only right if every one of them compiles.
+    check_globs(globs, "include")
+    assert compile_globs(globs, "include") is not None
+
+
+@pytest.mark.parametrize("glob", ["!", "\\", "a\\", "[z-a]", "x" * 300 + "\\"])
+def test_a_glob_that_is_not_plain_is_compiled_to_be_checked(glob: str) -> None:
+    with pytest.raises(ConfigError, match=r"^--exclude: invalid glob"):
+        check_globs(["*.go", glob], "--exclude")
 
 
 def test_walk_order_is_files_by_name_then_folders(make_tree: TreeFactory) -> None:

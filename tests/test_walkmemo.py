@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -207,6 +209,29 @@ def test_a_warm_scan_of_a_settled_tree_needs_no_file_key(
     warm = scan([str(root)], config)
     assert warm.stats.cache["result"] == 1 and listed == []
     assert warm.pairs == cold.pairs and warm.skips == cold.skips
+
+
+def test_a_warm_scan_imports_no_glob_compiler(make_tree: TreeFactory, tmp_path: Path) -> None:
+    # Most of what a warm scan of an unchanged tree costs is imports: pathspec with RE2 and
+    # hashlib's OpenSSL are left to the runs that compile a glob or hash what no memo holds.
+    root = _settled_go_tree(make_tree)
+    old = time.time() - 3600
+    os.utime(root, (old, old))
+    _tick()
+    code = (  # settled once a tick has passed, as under settled_now (utime just set the ctimes)
+        "import sys, minhashdup; from minhashdup.engine import cached; from minhashdup.source import witnesses;"
+        " cached.RACY_SECONDS = witnesses.RACY_SECONDS = 0.0;"
+        " r = minhashdup.scan(sys.argv[1], include=['*.go'], exclude=['vendor/'],"
+        " cache_dir=sys.argv[2], jobs=1, threshold=0.3); print(r.stats.cache['result'], len(r.pairs),"
+        " [m for m in ('pathspec', 're2', 'hashlib', 'tomllib') if m in sys.modules])"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code, str(root), str(tmp_path / "cache")], capture_output=True, text=True)
+        for _ in range(2)
+    ]
+    cold, warm = (run.stdout.split(" ", 2) for run in runs)
+    assert cold[0] == "0" and "'pathspec'" in cold[2]  # the first scan compiled its globs
+    assert warm[:2] == ["1", cold[1]] and warm[2].strip() == "[]"
 
 
 def test_an_edited_file_is_seen_by_a_warm_scan(make_tree: TreeFactory, settled_now: None) -> None:

@@ -3,7 +3,6 @@ compared against the whole tree; exit 1 when one of them is in a new near-duplic
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -113,6 +112,8 @@ check_command.params += _picked(ci_options, "baseline", "baseline_tolerance")
 def _gate_message(new: int, root: str, baseline: str | None) -> str:
     """What failed, and the command that accepts the pairs: a scan of the same tree with the
     same options, recording every pair of it in the baseline."""
+    import shlex  # here: only a failed gate needs it
+
     accept = shlex.join(
         ["minhashdup", "scan", root, *_scan_options(), "--write-baseline", baseline or SUGGESTED_BASELINE]
     )

@@ -12,8 +12,7 @@ from minhashdup.ci.review import Review
 from minhashdup.cli.sizes import ByteSize
 from minhashdup.config import Config
 from minhashdup.errors import ConfigError, ExitCode
-from minhashdup.report import FORMATS
-from minhashdup.report.families import FAMILY_ROWS_MIN, FAMILY_SHARE, TABLE_LIMIT
+from minhashdup.report import FAMILY_ROWS_MIN, FAMILY_SHARE, FORMATS, TABLE_LIMIT
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT = Config()

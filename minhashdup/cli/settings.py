@@ -11,7 +11,6 @@ may set anything a flag may.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -196,6 +195,8 @@ def _toml_type(value: Any) -> str:
 
 
 def _did_you_mean(key: str, names: Any) -> str:
+    import difflib  # here: only a misspelt key needs it
+
     close = difflib.get_close_matches(key, sorted(names), n=1)
     return f" (did you mean {close[0].replace('_', '-')!r}?)" if close else "; see --help for the options"
 

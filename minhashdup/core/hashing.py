@@ -6,10 +6,10 @@ that wraps modulo 2**64).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import numpy.typing as npt
+
+from minhashdup.core.digest import blake2b
 
 U64 = np.uint64
 UInt64Array = npt.NDArray[np.uint64]
@@ -82,9 +82,9 @@ def seed_sequence(seed: int, count: int) -> UInt64Array:
 def hash_text(text: str) -> int:
     """Stable 64-bit hash of a string (BLAKE2b), independent of ``PYTHONHASHSEED``."""
     data = text.encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 
 def hash_bytes(data: bytes) -> int:
     """Stable 64-bit hash of bytes (BLAKE2b)."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")

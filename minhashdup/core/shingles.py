@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Iterable
 
 import numpy as np
 
+from minhashdup.core.digest import blake2b
 from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace, seed_sequence
 
 
@@ -32,7 +32,7 @@ def token_hashes(tokens: Iterable[str]) -> UInt64Array:
         new = set(tokens)
     if new:
         texts = list(new)
-        blake = hashlib.blake2b
+        blake = blake2b
         digests = b"".join([blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts])
         known.update(zip(texts, np.frombuffer(digests, dtype="<u8").tolist(), strict=True))
     return np.fromiter(map(known.__getitem__, tokens), dtype=np.uint64, count=len(tokens))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import sqlite3
 import sys
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
+from minhashdup.core.digest import blake2b
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
 
@@ -96,7 +96,7 @@ def default_dir() -> Path:
 
 def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast", norm: str = "") -> bytes:
     """16-byte key of a file's content digest and all that shapes its shingles (``norm``: if set)."""
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     head = f"{CACHE_FORMAT}\0{__version__}\0{pygments.__version__}\0{engine}\0{shingle}\0{name}\0"
     head += f"normalised:{norm}\0" if norm else ""
     h.update(head.encode("utf-8", "surrogatepass"))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import json
 import os
 import sqlite3
@@ -31,7 +30,7 @@ import pygments
 
 from minhashdup._version import __version__
 from minhashdup.config import Config
-from minhashdup.core.digest import content_digest
+from minhashdup.core.digest import blake2b, content_digest
 from minhashdup.engine.base import Extractor
 from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
@@ -367,7 +366,7 @@ def result_key(
 ) -> bytes:
     """The key of a scan's result; every input that can change the result goes into it (``more``:
     for :func:`stats_key`)."""
-    h = hashlib.blake2b(digest_size=20)
+    h = blake2b(digest_size=20)
     head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
     head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
     head.update(more)

@@ -41,7 +41,8 @@ from minhashdup.engine.workers import Recipe, same_size
 from minhashdup.errors import ConfigError
 from minhashdup.result import Result, Skip, SkipReason, Stats
 from minhashdup.source.kinds import Kinds
-from minhashdup.source.parquet import Dataset, Filters, open_dataset
+from minhashdup.source.parquet import Filters, open_dataset
+from minhashdup.source.paths import Dataset
 from minhashdup.source.walk import FileEntry
 
 #: A worker that dies costs its tasks this many more tries.

@@ -14,7 +14,6 @@ else into the returned :class:`Result`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.util
 import json
 import os
@@ -25,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from minhashdup._version import __version__
 from minhashdup.config import Config
+from minhashdup.core.digest import blake2b
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
 from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.kinds import Kinds
-from minhashdup.source.parquet import Dataset, Filters, open_dataset, read_parts
-from minhashdup.source.paths import PathsArg, path_list
+from minhashdup.source.paths import Dataset, PathsArg, path_list
 from minhashdup.source.walk import FileEntry, Found, Request, WalkResult, find
 from minhashdup.source.witnesses import Witness, recording, settled, stat_of, unchanged
 
@@ -133,6 +132,8 @@ def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | N
         from minhashdup.engine import distributed
 
         return distributed.scan_dataset(dataset, config, progress)
+    from minhashdup.source.parquet import Filters, open_dataset, read_parts  # here: a tree scan needs none
+
     opened = open_dataset(dataset)  # every file's columns checked before any lexing
     kinds = Kinds(config.include_generated, config.exclude_vendored)
     filters = Filters(config.include, config.exclude, config.max_size, kinds)
@@ -273,7 +274,7 @@ def memo_key(
         "pathspec": [origin, *stat_of(origin, True)],
     }
     data = json.dumps(head, sort_keys=True).encode("utf-8", "surrogatepass")
-    return b"W" + hashlib.blake2b(data, digest_size=20).digest()  # 21 bytes: not a result's key
+    return b"W" + blake2b(data, digest_size=20).digest()  # 21 bytes: not a result's key
 
 
 def remembered_walk(

@@ -29,7 +29,8 @@ from minhashdup.core.signature import pair_estimates, truncate
 from minhashdup.engine.workers import Recipe, extract_all
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.extracted import Extracted, screened
-from minhashdup.source.parquet import Dataset, Filters, read_parts, reopened
+from minhashdup.source.parquet import Filters, read_parts, reopened
+from minhashdup.source.paths import Dataset
 from minhashdup.source.walk import FileEntry
 
 

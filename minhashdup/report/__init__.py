@@ -29,6 +29,14 @@ _RENDERERS: dict[str, tuple[str, str]] = {
 
 FORMATS = tuple(_RENDERERS)
 
+#: Rows of the table by default: with a family's heading rows, the rules between families,
+#: the title and the summary, about 70 lines, one or two screens.
+TABLE_LIMIT = 40
+#: With a limit, a family (:mod:`.families`) shows at most this share of it (``limit // 8``, at least
+#: :data:`FAMILY_ROWS_MIN`): the first screen shows several families, not one family's 100 rows.
+FAMILY_SHARE = 8
+FAMILY_ROWS_MIN = 3
+
 
 def renderer(fmt: str) -> Renderer:
     """The function that writes format ``fmt`` (one of :data:`FORMATS`)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from typing import TextIO
 
@@ -71,6 +70,8 @@ def render_csv(result: Result, stream: TextIO) -> None:
     (see :func:`csv_cell`); the numbers are written as numbers.
     """
     fields = (*PAIR_FIELDS, "jaccard_verbatim") if result.normalised else PAIR_FIELDS
+    import csv  # here: the JSON formats, warm runs' usual output, do not need it
+
     writer = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for pair in result.pairs:

@@ -14,15 +14,8 @@ import re
 from collections.abc import Sequence
 
 from minhashdup.core.limits import listed_across
+from minhashdup.report import FAMILY_ROWS_MIN, FAMILY_SHARE, TABLE_LIMIT
 from minhashdup.result import Cluster, Group, Pair, Result
-
-#: Rows of the table by default: with a family's heading rows, the rules between families,
-#: the title and the summary, about 70 lines, one or two screens.
-TABLE_LIMIT = 40
-#: With a limit, a family shows at most this share of it (``limit // 8``, at least
-#: :data:`FAMILY_ROWS_MIN`): the first screen shows several families, not one family's 100 rows.
-FAMILY_SHARE = 8
-FAMILY_ROWS_MIN = 3
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,8 +9,9 @@ from typing import NamedTuple, TextIO
 from rich.table import Table
 from rich.text import Text
 
+from minhashdup.report import TABLE_LIMIT
 from minhashdup.report.console import make_console, markup, on_terminal
-from minhashdup.report.families import TABLE_LIMIT, Family, Listing, Row, Side, listing
+from minhashdup.report.families import Family, Listing, Row, Side, listing
 from minhashdup.report.notices import partial_listing
 from minhashdup.report.terminal import printable
 from minhashdup.result import Result

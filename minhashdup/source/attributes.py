@@ -22,9 +22,6 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-import re2  # type: ignore[import-untyped]  # google-re2, pathspec's linear-time backend
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from minhashdup.source.ignore import matchable, prefix_of, read_rules_file, repository_folders
 
 #: The attributes read, by the kind of file they mark.
@@ -71,6 +68,8 @@ def parse(text: str) -> Lines:
         >>> [dict(line.values) for line in parse("*.pb.go linguist-generated\\nvendor/** -linguist-vendored\\n")]
         [{'linguist-generated': True}, {'linguist-vendored': False}]
     """
+    import re2  # type: ignore[import-untyped]  # google-re2, pathspec's linear-time backend; here: few trees need it
+
     out = []
     matcher = re2.Set.SearchSet()  # each regex is anchored at both ends already
     for raw in matchable(text).splitlines():  # bytes that are not UTF-8 as U+FFFD, as in the paths
@@ -93,6 +92,8 @@ def parse(text: str) -> Lines:
 
 def _added(matcher: _Matcher, regex: str) -> bool:
     """Whether RE2 took ``regex`` into the set (a line it rejects is left out, not its file)."""
+    import re2
+
     try:
         matcher.Add(regex)
     except (re2.error, UnicodeError):
@@ -113,6 +114,8 @@ def _value(field: str) -> tuple[str, bool | None] | None:
 def _regex(pattern: str) -> str | None:
     if pattern.endswith("/"):
         return None  # matches folders only: no file has the attribute (gitattributes(5))
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
     try:
         regex, _ = GitIgnoreSpecPattern.pattern_to_regex(pattern)
     except Exception:  # an invalid pattern: its line is left out

@@ -20,14 +20,15 @@ import dataclasses
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
-
-import pathspec
+from typing import TYPE_CHECKING, NamedTuple
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
 from minhashdup.source.safeio import MIB, NotRegularFileError, TooLargeError, read_regular
 from minhashdup.source.witnesses import saw_exists, saw_stat
+
+if TYPE_CHECKING:  # imported when first compiling: a warm scan, its walk remembered, needs none of it
+    import pathspec
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
 
@@ -82,8 +83,26 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
         raise ConfigError("{0}: {why}", name, why=str(exc)) from None
 
 
+def check_globs(globs: Sequence[str], name: str) -> None:
+    """Refuse an invalid glob as :func:`compile_globs` does, without compiling the plain ones
+    (letters, digits, ``_.-/*``, as ``*.go``, ``vendor/`` or ``**/gen``: valid in any order).
+
+    Raises:
+        ConfigError: a glob is not a valid gitignore pattern (naming the parameter ``name``).
+    """
+    if not all(len(glob) <= PLAIN_GLOB_CHARS and _PLAIN.issuperset(glob) for glob in globs):
+        compile_globs(globs, name)
+
+
+#: The longest glob :func:`check_globs` may pass without compiling it.
+PLAIN_GLOB_CHARS = 256
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/*")
+
+
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     """Raises ValueError: a pattern is invalid."""
+    import pathspec
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines, backend=BACKEND)
     except Exception as exc:  # pathspec raises several types for bad patterns

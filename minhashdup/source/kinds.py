@@ -29,12 +29,14 @@ import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.attributes import GENERATED, VENDORED
 from minhashdup.source.ignore import matchable, names_file
+
+if TYPE_CHECKING:
+    import pathspec
 
 #: Go's rule (golang.org/s/generatedcode), for the whole line.
 _GO_HEADER = re.compile(r"// Code generated .* DO NOT EDIT\.")
@@ -74,6 +76,8 @@ GENERATED_NAMES = (
 @functools.cache
 def _spec(names: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """The names' spec, compiled when first asked (a scan replayed from the cache asks none)."""
+    import pathspec  # here, as the spec: a warm scan needs neither
+
     return pathspec.GitIgnoreSpec.from_lines(names)
 
 

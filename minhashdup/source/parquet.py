@@ -29,6 +29,7 @@ from minhashdup.result import Skip, SkipReason
 from minhashdup.source.extracted import ReadEntry
 from minhashdup.source.ignore import VCS_DIRS, Rules, compile_globs, filtered
 from minhashdup.source.kinds import Kinds, file_kind
+from minhashdup.source.paths import Dataset
 from minhashdup.source.walk import FileEntry
 
 #: The content bytes one part holds at most (past one batch): the per-file stage takes a part, and
@@ -40,33 +41,6 @@ PART_BYTES = 16 * 1024 * 1024
 BATCH_ROWS = 64
 #: What to install when pyarrow or fsspec is missing.
 INSTALL = "pip install 'minhashdup[dask]'"
-
-
-@dataclasses.dataclass(frozen=True)
-class Dataset:
-    """A Parquet dataset of source files, to scan instead of a tree.
-
-    Args:
-        url: a ``.parquet`` file, a folder of them (searched recursively, in path order; names
-            starting with ``.`` or ``_`` left out), or an fsspec URL of either (``s3://...``,
-            ``file://...``; the protocol's package, e.g. s3fs, must be installed).
-        path_column: the column of the files' paths (text), shown in every output.
-        content_column: the column of the files' contents: text (read as UTF-8) or bytes.
-
-    Example:
-        >>> Dataset("stack/", content_column="text").path_column
-        'path'
-    """
-
-    url: str
-    path_column: str = "path"
-    content_column: str = "content"
-
-    def __post_init__(self) -> None:
-        for name in ("url", "path_column", "content_column"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value:
-                raise ConfigError("{0} must be a non-empty string (got {value!r})", name, value=value)
 
 
 class Part(NamedTuple):
