@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.result import Cluster, Group, Pair, Result, Skip, SkipReason, Stats
+from minhashdup.result import REASONS, Cluster, Group, Pair, Result, Skip, Stats
 
 #: ``(field, to JSON, from JSON)`` for each stored field of a Result; ``params`` is not stored
 #: (the scan that replays a result has the same parameters: they are part of its key).
@@ -29,7 +29,7 @@ FIELDS: tuple[tuple[str, Callable[[Any], Any], Callable[[Any], Any]], ...] = (
     (
         "skips",
         lambda ss: [[s.path, s.reason.value, s.detail] for s in ss],
-        lambda rows: [Skip(p, SkipReason(r), d) for p, r, d in rows],
+        lambda rows: [Skip(p, REASONS[r], d) for p, r, d in rows],
     ),
     ("warnings", list, list),
     ("files", list, list),

@@ -28,7 +28,7 @@ from minhashdup.core.digest import blake2b
 from minhashdup.engine import cached
 from minhashdup.engine.base import Engine, ProgressBar, ProgressFactory, Walked
 from minhashdup.engine.local import LocalEngine
-from minhashdup.result import Result, Skip, SkipReason
+from minhashdup.result import REASONS, Result, Skip, SkipReason
 from minhashdup.source.kinds import Kinds
 from minhashdup.source.paths import Dataset, PathsArg, path_list
 from minhashdup.source.walk import FileEntry, Found, Request, WalkResult, find
@@ -312,19 +312,25 @@ def remembered_walk(
 
 
 def _encode(found: Found, witnesses: Sequence[Witness]) -> bytes:
-    # A file's path is written once when it is also its full and real path (as it mostly is).
-    requests = []
-    for r in found.requests:
-        full, real = None if r.full == r.shown else r.full, 0 if r.real == r.full else r.real
-        requests.append((r.shown, full, real, r.via_link, r.lstat, *r.kind, r.skips_before))
+    # By column, read back in a few C-level passes: a file's full and real paths are written
+    # only where they differ from its path as shown (they rarely do); its flags as one number.
+    requests = found.requests
     doc = {
         "witnesses": witnesses,
-        "requests": requests,
+        "shown": [r.shown for r in requests],
+        "full": {n: r.full for n, r in enumerate(requests) if r.full != r.shown},
+        "real": {n: r.real for n, r in enumerate(requests) if r.real != r.full},  # a path or None
+        "flags": [sum(bit << k for k, bit in enumerate((r.via_link, r.lstat, *r.kind))) for r in requests],
+        "before": [r.skips_before for r in requests],
         "skips": [(s.path, s.reason.value, s.detail) for s in found.skips],
         "warnings": found.warnings,
         "nested": found.nested_too_deep,
     }
     return zlib.compress(json.dumps(doc).encode("utf-8", "surrogatepass"), 1)
+
+
+#: A request's flags, decoded: (via_link, lstat, kind).
+_FLAGS = [(bool(f & 1), bool(f & 2), (bool(f & 4), bool(f & 8), bool(f & 16))) for f in range(32)]
 
 
 def _found(blob: bytes) -> Found | None:
@@ -334,12 +340,19 @@ def _found(blob: bytes) -> Found | None:
         doc = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
         if not unchanged([(kind, path, shown) for kind, path, shown in doc["witnesses"]]):
             return None
-        requests = []
-        for shown, full, real, via_link, lstat, vendored, check, data_ok, before in doc["requests"]:
-            full = shown if full is None else full
-            real = full if real == 0 else real  # a path or None otherwise
-            requests.append(Request(shown, full, via_link, real, lstat, (vendored, check, data_ok), before))
-        skips = [Skip(path, SkipReason(reason), detail) for path, reason, detail in doc["skips"]]
+        shown: list[str] = doc["shown"]
+        full = list(shown)
+        for number, path in doc["full"].items():
+            full[int(number)] = path
+        real: list[str | None] = list(full)
+        for number, path in doc["real"].items():
+            real[int(number)] = path
+        flags, before = [_FLAGS[f] for f in doc["flags"]], doc["before"]
+        if not len(shown) == len(flags) == len(before):
+            return None
+        via, lstat, kind = zip(*flags, strict=True) if flags else ((), (), ())
+        requests = list(map(Request, shown, full, via, real, lstat, kind, before))
+        skips = [Skip(path, REASONS[reason], detail) for path, reason, detail in doc["skips"]]
         return Found(requests, skips, list(doc["warnings"]), list(doc["nested"]))
     except (ValueError, TypeError, KeyError, IndexError, zlib.error):
         return None

@@ -112,48 +112,51 @@ class Found:
     nested_too_deep: list[str]  # .gitignore files not applied (IGNORE_NESTING_LIMIT)
 
     def result(self, max_size: int) -> WalkResult:
-        """Each file stat'ed now (a skip when not a regular file or over ``max_size``), then
-        deduplicated by real path: a path without links wins, then walk order."""
+        """Each file stat'ed now (a skip when not a regular file or over ``max_size``), then one
+        per real path (:func:`_one_per_real`): a warm scan's largest step, one stat per file."""
         skips: list[Skip] = []
-        found: list[tuple[FileEntry, bool]] = []  # and whether a link led to it
+        found: list[FileEntry] = []
+        linked: list[bool] = []  # whether a link led to each found file
         done = 0
-        for request in self.requests:
-            skips += self.skips[done : request.skips_before]
-            done = request.skips_before
-            entry = _stat_file(request, max_size)
-            if isinstance(entry, Skip):
-                skips.append(entry)
+        lstat, follow, regular, realpath = os.lstat, os.stat, stat.S_ISREG, os.path.realpath
+        for shown, full, via_link, real, use_lstat, kind, before in self.requests:
+            if before != done:
+                skips += self.skips[done:before]
+                done = before
+            try:
+                st = lstat(full) if use_lstat else follow(full)
+            except OSError as err:
+                skips.append(Skip(shown, *_stat_failure(err)))
+                continue
+            if not regular(st.st_mode):
+                skips.append(Skip(shown, SkipReason.SPECIAL, kind_of(st.st_mode)))
+            elif st.st_size > max_size:
+                skips.append(Skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size"))
             else:
-                found.append((entry, request.via_link))
+                found.append(FileEntry(shown, real or realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, *kind))
+                linked.append(via_link)
         skips += self.skips[done:]
-        best: dict[str, tuple[FileEntry, bool]] = {}
-        for cand in found:
-            kept = best.get(cand[0].real)
-            if kept is None or (kept[1] and not cand[1]):
-                best[cand[0].real] = cand
-        files: list[FileEntry] = []
-        for cand in found:
-            kept = best[cand[0].real]
-            if kept is cand:
-                files.append(cand[0])
-            else:
-                skips.append(Skip(cand[0].path, SkipReason.DUPLICATE, f"same file as {kept[0].path}"))
         nested = [nesting_warning(self.nested_too_deep)] if self.nested_too_deep else []
-        return WalkResult(files, skips, [*self.warnings, *nested])
+        return WalkResult(_one_per_real(found, linked, skips), skips, [*self.warnings, *nested])
 
 
-def _stat_file(request: Request, max_size: int) -> FileEntry | Skip:
-    """A file the walk found, or the skip its stat makes."""
-    shown, full, _, real, lstat, kind, _ = request
-    try:
-        st = os.lstat(full) if lstat else os.stat(full)
-    except OSError as err:
-        return Skip(shown, *_stat_failure(err))
-    if not stat.S_ISREG(st.st_mode):
-        return Skip(shown, SkipReason.SPECIAL, kind_of(st.st_mode))
-    if st.st_size > max_size:
-        return Skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size")
-    return FileEntry(shown, real or os.path.realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, *kind)
+def _one_per_real(found: list[FileEntry], linked: list[bool], skips: list[Skip]) -> list[FileEntry]:
+    """``found``, one per real path (no link wins, then walk order); the rest: ``duplicate-path`` skips."""
+    if len({entry.real for entry in found}) == len(found):
+        return found  # the usual tree: nothing reached twice
+    best: dict[str, int] = {}
+    for number, entry in enumerate(found):
+        kept = best.get(entry.real)
+        if kept is None or (linked[kept] and not linked[number]):
+            best[entry.real] = number
+    files: list[FileEntry] = []
+    for number, entry in enumerate(found):
+        kept = best[entry.real]
+        if kept == number:
+            files.append(entry)
+        else:
+            skips.append(Skip(entry.path, SkipReason.DUPLICATE, f"same file as {found[kept].path}"))
+    return files
 
 
 def walk(
