@@ -19,7 +19,10 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def _commands(group: click.Group = cli) -> list[click.Command]:
     out: list[click.Command] = []
-    for command in group.commands.values():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None and command.name == name  # a lazy command is found by its name
         out.append(command)
         if isinstance(command, click.Group):
             out.extend(_commands(command))

@@ -110,10 +110,14 @@ def _inside(path: str, folder: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
-def _commands(group: click.Command) -> Iterator[tuple[str, click.Command]]:
-    for name, command in getattr(group, "commands", {}).items():
-        yield name, command
-        yield from _commands(command)
+def _commands(ctx: click.Context, group: click.Command) -> Iterator[tuple[str, click.Command]]:
+    """Every command under ``group``, those it imports when first asked for included."""
+    if isinstance(group, click.Group):
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            if command is not None:
+                yield name, command
+                yield from _commands(ctx, command)
 
 
 def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -> dict[str, Any]:
@@ -125,7 +129,7 @@ def config_defaults(ctx: click.Context, settings: dict[str, Any], source: str) -
     Raises:
         ConfigError: an unknown key or command table.
     """
-    commands = dict(_commands(ctx.find_root().command))
+    commands = dict(_commands(ctx, ctx.find_root().command))
     known = {key for command in commands.values() for key in _options(command)}
     mine = _options(ctx.command)
     general: dict[str, Any] = {}
