@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from minhashdup import Config, scan
 from minhashdup.cli import cli
 from minhashdup.engine.cache import FILE_NAME, Cache
-from minhashdup.engine.cached import storable
+from minhashdup.engine.codec import storable
 from minhashdup.errors import ExitCode
 from minhashdup.result import Result, Skip, SkipReason, Stats
 

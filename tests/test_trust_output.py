@@ -24,13 +24,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minhashdup.errors import ExitCode
 from minhashdup.report.console import markup
-from minhashdup.report.data import csv_cell
+from minhashdup.report.data import _item, csv_cell
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
-from minhashdup.result import Result, Skip, SkipReason, Stats
+from minhashdup.result import Pair, Result, Skip, SkipReason, Stats
 
 from .conftest import TreeFactory, go_file, near_copy, render_go, run
 
@@ -86,6 +88,31 @@ def test_json_keeps_exact_names(make_tree: TreeFactory, monkeypatch: pytest.Monk
 # --- item 3: terminal text -----------------------------------------------------------------
 
 HOSTILE = ["\x1b[2Jclear.go", "\x1b[31mred.go", "\u202eog.exe.go", "[bold]x[/bold].go", "bell\x07\x9b.go"]
+
+
+_ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)  # controls, surrogates...
+_SHARE = st.floats(0, 1) | st.sampled_from([1 / 3, 2 / 3, 0.1 + 0.2, 1e-7, 0.9999995])
+
+
+@given(
+    st.builds(
+        Pair,
+        _ANY_TEXT,
+        _ANY_TEXT,
+        _SHARE,
+        _SHARE,
+        st.integers(0, 2**40),
+        st.integers(0, 2**40),
+        st.integers(0, 2**40),
+        st.booleans(),
+        st.booleans(),
+        st.booleans(),
+        st.none() | _SHARE,
+    )
+)
+def test_a_pair_written_directly_is_what_json_writes(pair: Pair) -> None:
+    # The JSON and JSON Lines reports write a pair without json.dumps (a third of the time).
+    assert _item(pair) == json.dumps(pair.to_dict(), ensure_ascii=False)
 
 
 def test_printable_escapes_controls_and_bidi_visibly() -> None:

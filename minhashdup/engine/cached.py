@@ -34,7 +34,7 @@ from minhashdup.core.digest import blake2b, content_digest
 from minhashdup.engine.base import Extractor
 from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
-from minhashdup.engine.codec import decode_result, encode_result
+from minhashdup.engine.codec import decode_result, encode_result, storable
 from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
@@ -174,7 +174,7 @@ class CachedFiles:
         self.store.put_result(key, doc)
 
     def keep(self, result: Result) -> Result:
-        """Store ``result`` for a later :meth:`replay` when it may be (see :func:`storable`)."""
+        """Store ``result`` for a later :meth:`replay` when it may be (see :func:`.codec.storable`)."""
         if self._result_key is not None and self._settled and storable(result):
             self.store.put_result(self._result_key, encode_result(result))
             if self._files is not None:
@@ -364,36 +364,37 @@ def changed_warnings(paths: Sequence[str]) -> list[str]:
 def result_key(
     config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip], **more: str
 ) -> bytes:
-    """The key of a scan's result; every input that can change the result goes into it (``more``:
-    for :func:`stats_key`)."""
-    h = blake2b(digest_size=20)
+    """The key of a scan's result: every input that can change it goes in (``more``: :func:`stats_key`'s)."""
+    # A file's kind comes from rules files the scan may not read as files (.git/info/attributes,
+    # a .gitattributes outside the root or left out by --include): it is an input of its own.
+    body = b"".join(
+        [
+            os.fsencode(e.path) + b"\0" + (k or b"-") + b"\0" + bytes((e.vendored, e.check_generated, e.data_ok))
+            for e, k in zip(files, keys, strict=True)
+        ]
+    )
+    return _keyed(config, body, skips, more)
+
+
+def _keyed(config: Config, body: bytes, skips: Sequence[Skip], more: dict[str, str]) -> bytes:
     head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
     head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
-    head.update(more)
-    h.update(json.dumps(head, sort_keys=True).encode())
-    for entry, key in zip(files, keys, strict=True):
-        # A file's kind comes from rules files the scan may not read as files (.git/info/attributes,
-        # a .gitattributes outside the root or left out by --include): it is an input of its own.
-        kind = bytes((entry.vendored, entry.check_generated, entry.data_ok))
-        h.update(os.fsencode(entry.path) + b"\0" + (key or b"-") + b"\0" + kind)
-    for skip in skips:
-        h.update(os.fsencode(f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0"))
+    h = blake2b(json.dumps({**head, **more}, sort_keys=True).encode(), digest_size=20)
+    h.update(body)
+    h.update(os.fsencode("".join([f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0" for skip in skips])))
     return h.digest()
 
 
 def stats_key(config: Config, files: Sequence[FileEntry], skips: Sequence[Skip]) -> bytes:
     """The key under which a kept result's key is found by the files' stats, without their
-    digests: :func:`result_key` with each file's real path and stat for its key, and what else
+    digests: as :func:`result_key`, with each file's real path and stat for its key, and what else
     goes into a file's key (:func:`.cache.file_key`). As for the stat cache, a file whose
     size, mtime and inode are unchanged, and were settled when kept, is taken as unchanged."""
-    stats = [os.fsencode(f"{e.real}\0{e.size}\0{e.mtime_ns}\0{e.inode}") for e in files]
+    text = "".join(
+        [
+            f"{e.path}\0{e.real}\0{e.size}\0{e.mtime_ns}\0{e.inode}\0{e.vendored:d}{e.check_generated:d}{e.data_ok:d}\0"
+            for e in files
+        ]
+    )
     more = {"by": "stats", "pygments": pygments.__version__, "engine": config.lexer_engine}
-    return b"S" + result_key(config, files, stats, skips, norm=config.normalisation.key, **more)
-
-
-def storable(result: Result) -> bool:
-    """Whether a result may be replayed: not when a file failed for a passing reason (a read
-    error, a worker that died). :meth:`CachedFiles.keep` also keeps nothing of a run that
-    warned of itself (a rebuilt cache, workers that could not start)."""
-    transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
-    return not any(n.reason in transient for n in result.skips)
+    return b"S" + _keyed(config, os.fsencode(text), skips, {"norm": config.normalisation.key, **more})

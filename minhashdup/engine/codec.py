@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.result import REASONS, Cluster, Group, Pair, Result, Skip, Stats
+from minhashdup.result import REASONS, Cluster, Group, Pair, Result, Skip, SkipReason, Stats
 
 #: ``(field, to JSON, from JSON)`` for each stored field of a Result; ``params`` is not stored
 #: (the scan that replays a result has the same parameters: they are part of its key).
@@ -58,3 +58,11 @@ def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
     """
     doc = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
     return Result(params=params, **{name: from_json(doc[name]) for name, _, from_json in FIELDS})
+
+
+def storable(result: Result) -> bool:
+    """Whether a result may be replayed: not when a file failed for a passing reason (a read
+    error, a worker that died). :meth:`.cached.CachedFiles.keep` also keeps nothing of a run that
+    warned of itself (a rebuilt cache, workers that could not start)."""
+    transient = {SkipReason.UNREADABLE.value, SkipReason.LEX_ERROR.value}
+    return not any(n.reason in transient for n in result.skips)
