@@ -19,14 +19,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Iterable
 
 from minhashdup.ci.git import real, relative
 from minhashdup.core import cluster
-from minhashdup.errors import ConfigError, MinhashdupError
+from minhashdup.errors import MinhashdupError
 from minhashdup.report.outfile import replaced
 from minhashdup.result import Pair, Result
 from minhashdup.source.safeio import TooLargeError, read_regular
@@ -303,16 +302,3 @@ def _both_ways(pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float
 
 def _ordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
-
-
-def check_tolerance(value: float) -> float:
-    """The tolerance of a baseline (``tolerance``, ``--baseline-tolerance``) must be a number from 0 to 1.
-
-    Raises:
-        ConfigError: naming the parameter.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", "tolerance", value=value)
-    if math.isnan(value) or not 0 <= value <= 1:
-        raise ConfigError("{0} must be between 0 and 1 (got {value:g})", "tolerance", value=value)
-    return value

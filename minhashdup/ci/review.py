@@ -14,17 +14,18 @@ Example (``tmp`` is a scratch folder; a CI job would add ``changed_since="origin
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from minhashdup.ci import baseline as baselines
-from minhashdup.ci import git as project
-from minhashdup.ci.git import relative
 from minhashdup.core.limits import listed_across, listed_within, pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
 from minhashdup.result import Pair, Result, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
+
+if TYPE_CHECKING:  # both imported where used: a scan without a baseline or git needs neither
+    from minhashdup.ci import baseline as baselines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Review:
     max_pairs: int | None = None
 
     def __post_init__(self) -> None:
-        baselines.check_tolerance(self.tolerance)
+        check_tolerance(self.tolerance)
         if self.max_pairs is not None:
             if isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, int):
                 raise ConfigError("{0} must be a whole number (got {value!r})", "max_pairs", value=self.max_pairs)
@@ -85,6 +86,8 @@ class Review:
         """
         if not self.focused:
             return None
+        from minhashdup.ci import git as project
+
         paths = path_list(paths)
         out: set[str] = set()
         if self.changed_since is not None:
@@ -119,8 +122,11 @@ class Review:
 def load(review: Review, paths: Sequence[str]) -> tuple[baselines.Baseline | None, set[str] | None]:
     """Read the baseline and list the changed files: done before the scan so that a typo
     fails in a second, not after minutes of lexing."""
-    recorded = baselines.load(review.baseline) if review.baseline else None
-    return recorded, review.changed(paths)
+    if not review.baseline:
+        return None, review.changed(paths)
+    from minhashdup.ci import baseline as baselines
+
+    return baselines.load(review.baseline), review.changed(paths)
 
 
 def apply(
@@ -133,6 +139,8 @@ def apply(
     files and, with ``new_only``, leave the known ones out; ``params`` shows the options.
     """
     recorded, changed = loaded if loaded is not None else load(review, paths)
+    if review.write_baseline or recorded is not None:
+        from minhashdup.ci import baseline as baselines
     if review.write_baseline:
         result.stats.baseline["written"] = baselines.write(result, review.write_baseline)
     if recorded is not None:
@@ -156,7 +164,9 @@ _DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
 def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
     """Warnings for changed files the scan left out because of what they say they are
     (generated, data): a change can mark its own copy so, and the gate would not see it."""
-    skipped = [s for s in result.skips if s.reason in _DECLARED and project.real(s.path) in changed]
+    from minhashdup.ci.git import real
+
+    skipped = [s for s in result.skips if s.reason in _DECLARED and real(s.path) in changed]
     if not skipped:
         return []
     first = skipped[0]
@@ -181,8 +191,10 @@ def _partial_across(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
 def _touching(result: Result, changed: set[str]) -> Callable[[Pair], bool]:
     """The rows that touch a changed file; a row standing for two whole groups (listed as the
     pair of their first files) touches every file of both."""
+    from minhashdup.ci.git import real
+
     members = _members(result)
-    is_changed = {path: project.real(path) in changed for path in result.files}
+    is_changed = {path: real(path) in changed for path in result.files}
 
     def wanted(p: Pair) -> bool:
         if is_changed.get(p.a) or is_changed.get(p.b):
@@ -273,12 +285,14 @@ class _Tally:
 
 
 def _tally(files: Sequence[str], recorded: baselines.Baseline | None, changed: set[str] | None) -> _Tally:
+    if recorded is not None or changed is not None:
+        from minhashdup.ci.git import real, relative
     classes = recorded.classes if recorded is not None else None
     by_class: dict[str, list[int]] = {}
     flags: dict[str, bool] = {}
     for path in files:
         k = relative(path, recorded.base) if recorded is not None else path
-        flags[k] = changed is None or project.real(path) in changed
+        flags[k] = changed is None or real(path) in changed
         counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
         counts[0] += 1
         counts[1] += flags[k]
@@ -323,3 +337,16 @@ def _known_by_entry(
             by_class = one.classes is not None and knows(one.classes.get((a, b)))
             known += knows(value) - by_class
     return known
+
+
+def check_tolerance(value: float) -> float:
+    """The tolerance of a baseline (``tolerance``, ``--baseline-tolerance``) must be a number from 0 to 1.
+
+    Raises:
+        ConfigError: naming the parameter.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("{0} must be a number between 0 and 1 (got {value!r})", "tolerance", value=value)
+    if math.isnan(value) or not 0 <= value <= 1:
+        raise ConfigError("{0} must be between 0 and 1 (got {value:g})", "tolerance", value=value)
+    return value
