@@ -5,14 +5,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.ignore import check_globs
 from minhashdup.source.normalise import Normalisation
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Options that change the result, echoed in ``params`` only when set (their default leaves the
 #: output as it was before they existed).
@@ -240,12 +242,17 @@ def find_config_file(start: str | os.PathLike[str] = ".") -> Path | None:
     A ``pyproject.toml`` without the table is passed over (a package inside a monorepo
     whose settings live at the top).
     """
-    folder = Path(start).resolve()
-    for candidate in (folder, *folder.parents):
-        path = candidate / "pyproject.toml"
-        if path.is_file() and _table(_read_toml(path), path) is not None:
-            return path
-    return None
+    folder = os.path.realpath(start)  # searched with os.path: most runs find none, nor need pathlib
+    while True:
+        path = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(path) and _table(_read_toml(path), path) is not None:
+            from pathlib import Path
+
+            return Path(path)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -255,8 +262,8 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         ConfigError: the file cannot be read or is not valid TOML.
     """
-    doc = _read_toml(Path(path))
-    table = _table(doc, Path(path))
+    doc = _read_toml(path)
+    table = _table(doc, path)
     return doc if table is None else table
 
 
@@ -264,7 +271,7 @@ def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 CONFIG_FILE_LIMIT = 4 * MIB
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     if sys.version_info >= (3, 11):  # imported here: most runs read no config file
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -283,7 +290,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep); flatten it") from None
 
 
-def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
+def _table(doc: dict[str, Any], path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``[tool.minhashdup]`` table of a parsed file, ``None`` if it has none."""
     node: Any = doc
     for key in CONFIG_TABLE:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import click
 
@@ -105,7 +104,7 @@ def _count(n: int, one: str, many: str) -> str:
 
 def _cache(cache_dir: str | None) -> Cache:
     try:
-        store = Cache(Path(cache_dir) if cache_dir else default_dir())
+        store = Cache(cache_dir or default_dir())
     except (OSError, sqlite3.Error) as err:
         raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
     for warning in store.warnings:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +21,9 @@ from minhashdup.cli.options import CONFIG_FILE_KEY, UsageFailure
 from minhashdup.cli.sizes import ByteSize
 from minhashdup.config import Config, find_config_file, read_config_file
 from minhashdup.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Options that only the command line or a ``--config`` file may set: ``{key: what it names}``.
 #: Each names a place to write (or a file to read) that a scanned repository must not choose.
@@ -107,6 +109,8 @@ def check_project_limits(ctx: click.Context, defaults: dict[str, Any], source: s
 
 def _inside(path: str, folder: Path) -> bool:
     """Whether ``path`` (relative to the current folder, links resolved) is inside ``folder``."""
+    from pathlib import Path
+
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
@@ -223,9 +227,12 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
     if not value and ctx.meta.get(NO_CONFIG_KEY):
         return None
     # A ConfigError raised here ends the command as any other: one line, exit 2 (cli.exit_code).
-    path = Path(value) if value else find_config_file()
-    if path is None:
+    found = value or find_config_file()
+    if found is None:
         return None
+    from pathlib import Path  # here: most runs read no config file
+
+    path = Path(found)
     source = f"{path} [tool.minhashdup]" if path.name == "pyproject.toml" and not value else str(path)
     settings = read_config_file(path)
     if not value:  # found, not chosen: part of the scanned repository

@@ -18,7 +18,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygments
@@ -88,10 +87,10 @@ def now() -> float:
     return time.time()
 
 
-def default_dir() -> Path:
+def default_dir() -> str:
     """``$XDG_CACHE_HOME/minhashdup``, or ``~/.cache/minhashdup``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "minhashdup"
+    return os.path.join(base, "minhashdup")
 
 
 def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast", norm: str = "") -> bytes:
@@ -127,15 +126,15 @@ class Cache:
     """One connection to the cache file; use as a context manager.
 
     Example:
-        >>> with Cache(Path(tmp)) as cache:
+        >>> with Cache(tmp) as cache:
         ...     cache.get_many([b"no such key"])
         {}
     """
 
-    def __init__(self, directory: Path) -> None:
-        self.path = Path(directory) / FILE_NAME
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.path = os.path.join(directory, FILE_NAME)  # a str: pathlib costs a warm scan its import
         self.warnings: list[str] = []
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
             self._db = self._open()
         except sqlite3.OperationalError:
@@ -188,11 +187,13 @@ class Cache:
         _to_wal(db)
 
     def _rebuild(self, reason: str) -> sqlite3.Connection:
-        aside = self.path.with_name(f"{self.path.name}.broken-{int(time.time())}")
+        aside = f"{self.path}.broken-{int(time.time())}"
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
-        self.warnings.append(f"cache {self.path} was unusable ({reason}); moved to {aside.name} and rebuilt")
+        self.warnings.append(
+            f"cache {self.path} was unusable ({reason}); moved to {os.path.basename(aside)} and rebuilt"
+        )
         return self._open()
 
     def __enter__(self) -> Cache:

@@ -23,7 +23,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygments
@@ -60,7 +59,7 @@ def session(config: Config, warnings: list[str]) -> Iterator[CachedFiles | None]
     if not config.uses_cache:
         yield None
         return
-    directory = Path(config.cache_dir) if config.cache_dir else default_dir()
+    directory = config.cache_dir or default_dir()
     try:
         store = Cache(directory)
     except (OSError, sqlite3.Error) as err:

@@ -16,7 +16,6 @@ import math
 import os
 import re
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from minhashdup.errors import ConfigError
@@ -79,7 +78,7 @@ def check_limits(older_than_days: float, max_bytes: int) -> None:
 
 def run(
     db: sqlite3.Connection,
-    path: Path,
+    path: str,
     format_now: int,
     now: float,
     older_than_days: float = MAX_AGE_DAYS,
@@ -124,7 +123,7 @@ def run(
     db.executescript("PRAGMA incremental_vacuum;")  # every free page back to the disk (execute: one)
     if wait:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # at once, not at the next checkpoint
-    old = old_files(path.parent, format_now, cutoff)
+    old = old_files(os.path.dirname(path), format_now, cutoff)
     return Pruned(*counts, old, before, disk_bytes(path))
 
 
@@ -143,7 +142,7 @@ def _begin(db: sqlite3.Connection, wait: bool) -> bool:
         db.execute("PRAGMA busy_timeout=30000")
 
 
-def disk_bytes(path: Path) -> int:
+def disk_bytes(path: str) -> int:
     """Bytes the cache file at ``path`` and its write-ahead log take on disk."""
     return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
 
@@ -214,7 +213,7 @@ def _delete(db: sqlite3.Connection, sql: str, keys: list[Any]) -> int:
 _OLD = re.compile(r"(cache-v(\d+)\.sqlite3)(\.broken-\d+)?(-wal|-shm)?")
 
 
-def old_files(directory: Path, format_now: int, cutoff: float) -> tuple[str, ...]:
+def old_files(directory: str, format_now: int, cutoff: float) -> tuple[str, ...]:
     """Delete the cache files of older formats (never read again) and those moved aside as
     broken, when none of a file's parts (``-wal``, ``-shm``) was modified since ``cutoff``.
 
@@ -233,10 +232,10 @@ def old_files(directory: Path, format_now: int, cutoff: float) -> tuple[str, ...
     deleted: list[str] = []
     for parts in groups.values():
         try:
-            if max(os.stat(directory / p).st_mtime for p in parts) >= cutoff:
+            if max(os.stat(os.path.join(directory, p)).st_mtime for p in parts) >= cutoff:
                 continue
             for part in sorted(parts):
-                os.unlink(directory / part)
+                os.unlink(os.path.join(directory, part))
                 deleted.append(part)
         except OSError:
             continue  # gone already, or not ours to delete: left alone
