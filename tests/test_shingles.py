@@ -84,5 +84,6 @@ def test_token_hashes_kept_between_calls_are_the_hashes_of_the_texts(calls: list
     try:
         for tokens in calls:
             assert token_hashes(tokens).tolist() == [hash_text(t) for t in tokens]
+            assert len(shingles._KNOWN) <= shingles.KEPT_TOKENS + len(set(tokens))  # bounded
     finally:
         shingles.KEPT_TOKENS = old

@@ -14,10 +14,12 @@ from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace, seed_sequen
 def token_hashes(tokens: Iterable[str]) -> UInt64Array:
     """One stable 64-bit hash per token (BLAKE2b of its UTF-8 text), in order.
 
-    Each distinct text is hashed once per process while :data:`KEPT_TOKENS` hashes are kept:
-    a file repeats its identifiers a lot, and the files a worker lexes share their keywords,
-    operators and common names. The digests are read as little-endian words, so the values
-    match :func:`minhashdup.core.hashing.hash_text` on every machine.
+    Each distinct text is hashed once per process while at most :data:`KEPT_TOKENS` hashes are
+    kept (beyond, the next file starts them again): a file repeats its identifiers a lot, and
+    the files a worker lexes share their keywords, operators and common names. A file's tokens
+    are looked up in one pass, the new ones hashed on the way (:class:`_Hashes`). The digests
+    are read as little-endian words, so the values match
+    :func:`minhashdup.core.hashing.hash_text` on every machine.
 
     Example:
         >>> from minhashdup.core.hashing import hash_text
@@ -25,22 +27,26 @@ def token_hashes(tokens: Iterable[str]) -> UInt64Array:
         True
     """
     tokens = tokens if isinstance(tokens, list) else list(tokens)
-    known = _KNOWN
-    new = set(tokens).difference(known)
-    if len(known) + len(new) > KEPT_TOKENS:  # a bound on memory: start again
-        known.clear()
-        new = set(tokens)
-    if new:
-        texts = list(new)
-        blake = blake2b
-        digests = b"".join([blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts])
-        known.update(zip(texts, np.frombuffer(digests, dtype="<u8").tolist(), strict=True))
-    return np.fromiter(map(known.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    if len(_KNOWN) > KEPT_TOKENS:  # a bound on memory: start again
+        _KNOWN.clear()
+    return np.fromiter(map(_KNOWN.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+
+
+class _Hashes(dict[str, int]):
+    """Token hashes, each computed when first asked for (a set of a file's new tokens, built
+    first, cost more than the look-ups themselves)."""
+
+    __slots__ = ()
+
+    def __missing__(self, text: str) -> int:
+        value = int.from_bytes(blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        self[text] = value
+        return value
 
 
 #: The most token hashes a process keeps between calls of :func:`token_hashes` (~100 bytes each).
 KEPT_TOKENS = 1 << 17
-_KNOWN: dict[str, int] = {}
+_KNOWN = _Hashes()
 
 
 def shingle_hashes(tokens: UInt64Array, k: int, links: np.ndarray | None = None) -> UInt64Array:
