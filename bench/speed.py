@@ -6,12 +6,14 @@
     python bench/speed.py --go-src DIR --python VENV/bin/python   # minhashdup as `pip install .` put it there
 
 With ``--before``, the code to compare with (``git archive main minhashdup | tar -x -C /tmp/old``)
-runs the same cold scan first.
+runs the same cold scans.
 
 Runs, one after the other on the same machine:
   1. the pygments floor: one process, pygments' get_tokens over every file;
-  2. minhashdup cold: `minhashdup scan ... --no-cache`;
-  3. minhashdup warm: the same scan twice with a fresh cache folder, the second one timed;
+  2. minhashdup cold: `minhashdup scan ... --no-cache`, 3 times (median; with --before, taking
+     turns with the code before);
+  3. minhashdup warm: the same scan with a fresh cache folder, once to fill it, then 5 times
+     timed (median);
   4. jscpd 5.3.2 (`npm i -E jscpd@5.3.2` into bench/.data/jscpd), with the flags of the issue.
 Each is a child process; its wall time and the peak of the summed PSS of it and its
 children are reported, then the ratios.
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from go_tree import DATA, PeakMemory, fetch_go_src
 
+COLD_ROUNDS = 3
 SCAN = [
     "--include",
     "*.go",
@@ -146,15 +149,21 @@ def main() -> None:
     rows["pygments floor (1 process, get_tokens)"] = (wall, peak)
     print(f"floor: {tail.strip()}")
     scan = [python, "-m", "minhashdup", "scan", root, *SCAN]
-    if args.before:
-        wall, peak, out = measure([*scan, "--no-cache"], args.before)
-        rows["minhashdup cold, before (--no-cache)"] = (wall, peak)
-        print(f"before: {not_lexing(json.loads(out)['stats'])}")
+    # Cold scans: median of COLD_ROUNDS (before and after taking turns), a single run being
+    # within a tenth of its neighbours on these shared machines.
+    colds: dict[str, list[tuple[float, int, str]]] = {}
+    for _ in range(COLD_ROUNDS):
+        if args.before:
+            colds.setdefault("before", []).append(measure([*scan, "--no-cache"], args.before))
+        colds.setdefault("cold", []).append(measure([*scan, "--no-cache"]))
+    for label, runs in colds.items():
+        name = "minhashdup cold, before (--no-cache)" if label == "before" else "minhashdup cold (--no-cache)"
+        wall = statistics.median(w for w, _, _ in runs)
+        rows[f"{name}, median of {COLD_ROUNDS}"] = (wall, max(p for _, p, _ in runs))
+        print(f"{label} runs: " + ", ".join(f"{w:.2f} s" for w, _, _ in runs))
+        print(f"{label}: {not_lexing(json.loads(runs[-1][2])['stats'])}")
     cache = Path(tempfile.mkdtemp(prefix="minhashdup-cache-"))
     try:
-        wall, peak, out = measure([*scan, "--no-cache"])
-        rows["minhashdup cold (--no-cache)"] = (wall, peak)
-        print(f"cold: {not_lexing(json.loads(out)['stats'])}")
         measure([*scan, "--cache-dir", str(cache)])  # fill the cache
         # A warm scan takes well under a second, where a busy machine's noise is large: median of 5.
         warm = [measure([*scan, "--cache-dir", str(cache)]) for _ in range(5)]
@@ -187,13 +196,14 @@ def main() -> None:
     for name, (wall, peak) in rows.items():
         print(f"{name:<{width}}  {wall:7.2f} s  {peak / 2**20:7.0f} MiB")
     floor = rows["pygments floor (1 process, get_tokens)"][0]
-    cold = rows["minhashdup cold (--no-cache)"][0]
+    cold = rows[f"minhashdup cold (--no-cache), median of {COLD_ROUNDS}"][0]
     warm = rows["minhashdup warm (unchanged tree, median of 5)"][0]
     print(f"cold / floor = {cold / floor:.3f}; warm / cold = {warm / cold:.3f}", end="")
     if "jscpd 5.3.2" in rows:
         print(f"; cold / jscpd = {cold / rows['jscpd 5.3.2'][0]:.3f}", end="")
     if args.before:
-        print(f"; cold / cold before = {cold / rows['minhashdup cold, before (--no-cache)'][0]:.3f}", end="")
+        before = rows[f"minhashdup cold, before (--no-cache), median of {COLD_ROUNDS}"][0]
+        print(f"; cold / cold before = {cold / before:.3f}", end="")
     print()
 
 
