@@ -16,6 +16,7 @@ import pytest
 
 from minhashdup import Config, Result, scan
 from minhashdup.engine import cache as cache_module
+from minhashdup.engine import cached
 from minhashdup.engine.cache import FILE_NAME, Cache
 from minhashdup.engine.prune import DAY, bytes_in_use
 from minhashdup.errors import ExitCode
@@ -35,6 +36,13 @@ class Clock:
 
     def __call__(self) -> float:
         return self.start + self.days * DAY
+
+
+@pytest.fixture(autouse=True)
+def settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stat cache trusts the files made here at once: their mtimes are set back (SETTLED), but
+    their ctimes, part of a file's stat, are now, and nothing sets them back."""
+    monkeypatch.setattr(cached, "RACY_SECONDS", 0.0)
 
 
 @pytest.fixture

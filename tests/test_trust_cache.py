@@ -151,6 +151,28 @@ def test_a_changed_file_with_its_stat_restored_is_read_again(
     assert _pairs(scan([str(root)], config)) == before
 
 
+@pytest.mark.parametrize("memo", [True, False], ids=["replayed", "keys"])
+def test_a_file_rewritten_with_its_mtime_set_back_is_read_again(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, memo: bool
+) -> None:
+    # Same size, same inode, its old mtime restored (touch -d, tar or rsync -t over it): only
+    # the ctime, which no one can set back, shows the rewrite.
+    root = _tree(make_tree)
+    target = root / "a.go"
+    new = (root / "b.go").read_bytes()
+    new += b"\n" * (len(target.read_bytes()) - len(new))  # same size; blank lines are not tokens
+    config = Config(cache=True, jobs=1, threshold=0.3)
+    scan([str(root)], config)
+    if not memo:  # no stored result found by the stats: the file keys come from the stat cache
+        monkeypatch.setattr(cached.CachedFiles, "_by_stats", lambda self, key: None)
+    time.sleep(0.03)  # past the file system's timestamp granularity
+    inode = target.stat().st_ino
+    target.write_bytes(new)
+    os.utime(target, (SETTLED, SETTLED))
+    assert target.stat().st_ino == inode and target.stat().st_mtime == SETTLED
+    assert _pairs(scan([str(root)], config)) == _fresh(root, config)
+
+
 def test_entries_of_the_old_format_possibly_poisoned_are_not_read(
     make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, private_cache: Path
 ) -> None:

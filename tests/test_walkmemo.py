@@ -43,9 +43,11 @@ class Memos:
 
 @pytest.fixture
 def settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tree made by the test counts as settled once a tick has passed (RACY_SECONDS 0): the
-    tests wait that tick after making or changing it."""
+    """A tree made by the test counts as settled once a tick has passed (RACY_SECONDS 0, for the
+    walk's memo and the stat cache: a file's ctime, which no utime sets back, is part of its stat):
+    the tests wait that tick after making or changing it."""
     monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(cached, "RACY_SECONDS", 0.0)
 
 
 def _tick() -> None:

@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads non
 #: read. 3: 2 could pair a file's shingles and stat with bytes of another moment of the scan.
 #: 4: entries record when they were last used (pruning). 5: lexers by name, shebang or modeline
 #: only (4 could hold pygments' guesses), and a lexed file's generated header in ``detail``.
-CACHE_FORMAT = 5
+#: 6: a file's stat holds its ctime (5 took a file rewritten with its mtime set back as unchanged).
+CACHE_FORMAT = 6
 APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT
@@ -51,8 +52,8 @@ CREATE TABLE IF NOT EXISTS files (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS used (key BLOB PRIMARY KEY, used REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stats (
-    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
-    digest BLOB NOT NULL, used REAL NOT NULL
+    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL, digest BLOB NOT NULL, used REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS signatures (
     key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
@@ -264,20 +265,18 @@ class Cache:
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
         self._write([("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)])
 
-    def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, bytes, float]]:
-        """``path -> (size, mtime_ns, inode, content digest, used)`` as last seen."""
-        sql = "SELECT path, size, mtime_ns, inode, digest, used FROM stats WHERE path IN ({})"
+    def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, int, bytes, float]]:
+        """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen."""
+        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, used FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
-        return {
-            os.fsdecode(path): (size, mtime, inode, digest, used) for path, size, mtime, inode, digest, used in rows
-        }
+        return {os.fsdecode(row[0]): row[1:] for row in rows}
 
-    def put_stats(self, rows: Iterable[tuple[str, int, int, int, bytes]]) -> None:
-        """Remember ``(path, size, mtime_ns, inode, digest)`` rows, used now (one transaction)."""
+    def put_stats(self, rows: Iterable[tuple[str, int, int, int, int, bytes]]) -> None:
+        """Remember ``(path, size, mtime_ns, ctime_ns, inode, digest)`` rows, used now (one transaction)."""
         stamp = now()
         encoded = [(os.fsencode(r[0]), *r[1:], stamp) for r in rows]
-        self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?)", encoded)])
+        self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", encoded)])
 
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
         """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or ``None``."""

@@ -158,7 +158,7 @@ class CachedFiles:
         """Keep the result's key under the files' :func:`stats_key` when the stat cache pairs each
         file's stat with the digest its key was made of (:func:`file_keys` stores only such)."""
         seen = self.store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
-        paired = all(seen.get(f.real, ())[:3] == (f.size, f.mtime_ns, f.inode) for f in files)
+        paired = all(seen.get(f.real, ())[:4] == (f.size, f.mtime_ns, f.ctime_ns, f.inode) for f in files)
         if paired and self._stats_key is not None and self._result_key is not None:
             self.store.put_result(self._stats_key, self._result_key)
 
@@ -284,12 +284,12 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
             fits = len(entry.data) <= config.max_size
             keys.append(_key(entry, content_digest(entry.data), config) if fits else None)
             continue
-        walked = (entry.size, entry.mtime_ns, entry.inode)
+        walked = (entry.size, entry.mtime_ns, entry.ctime_ns, entry.inode)
         known = seen.get(entry.real)
-        if known is not None and known[:3] == walked and entry.mtime_ns:
-            keys.append(_key(entry, known[3], config))
-            if store.stale(known[4]):  # used again: stored anew, marked used now
-                fresh.append((entry.real, *walked, known[3]))
+        if known is not None and known[:4] == walked and entry.ctime_ns:
+            keys.append(_key(entry, known[4], config))
+            if store.stale(known[5]):  # used again: stored anew, marked used now
+                fresh.append((entry.real, *walked, known[4]))
             continue
         try:
             data, after = read_regular_with_stat(entry.real, config.max_size, follow=False)
@@ -304,9 +304,9 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
             pending[i], room = data, room - len(data)
             if len(pending) >= _CHECKED:
                 room += _keep_misses(store, keys, pending, held)
-        unchanged = (after.st_size, after.st_mtime_ns, after.st_ino) == walked and len(data) == entry.size
-        if unchanged and entry.mtime_ns and entry.mtime_ns / 1e9 < settled:
-            fresh.append((entry.real, entry.size, entry.mtime_ns, entry.inode, digest))
+        unchanged = (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino) == walked
+        if unchanged and len(data) == entry.size and entry.ctime_ns and max(walked[1:3]) / 1e9 < settled:
+            fresh.append((entry.real, *walked, digest))
     _keep_misses(store, keys, pending, held)
     if fresh:
         store.put_stats(fresh)
@@ -388,10 +388,11 @@ def stats_key(config: Config, files: Sequence[FileEntry], skips: Sequence[Skip])
     """The key under which a kept result's key is found by the files' stats, without their
     digests: as :func:`result_key`, with each file's real path and stat for its key, and what else
     goes into a file's key (:func:`.cache.file_key`). As for the stat cache, a file whose
-    size, mtime and inode are unchanged, and were settled when kept, is taken as unchanged."""
+    size, mtime, ctime and inode are unchanged, and were settled when kept, is taken as unchanged."""
     text = "".join(
         [
-            f"{e.path}\0{e.real}\0{e.size}\0{e.mtime_ns}\0{e.inode}\0{e.vendored:d}{e.check_generated:d}{e.data_ok:d}\0"
+            f"{e.path}\0{e.real}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}\0{e.inode}\0"
+            f"{e.vendored:d}{e.check_generated:d}{e.data_ok:d}\0"
             for e in files
         ]
     )

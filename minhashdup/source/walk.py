@@ -46,8 +46,8 @@ _DEFAULT_KINDS = Kinds()  # generated files skipped, vendored ones scanned
 class FileEntry:
     """A file to scan: ``path`` as shown to the user, ``real`` its resolved absolute path.
 
-    ``mtime_ns`` and ``inode`` come from the same stat as ``size``: the cache uses the three
-    to know a file unchanged without reading it.
+    ``mtime_ns``, ``inode`` and ``ctime_ns`` (a rewrite with its mtime set back shows there only)
+    come from the same stat as ``size``: the cache uses them to know a file unchanged unread.
 
     What the walk found of its kind (:mod:`.kinds`): ``vendored`` (compared, marked);
     ``check_generated``: whether a generated header skips it (not with ``include_generated``,
@@ -64,6 +64,7 @@ class FileEntry:
     vendored: bool = False
     check_generated: bool = False
     data_ok: bool = True
+    ctime_ns: int = 0
 
 
 @dataclasses.dataclass
@@ -117,8 +118,8 @@ class Found:
         skips: list[Skip] = []
         found: list[FileEntry] = []
         linked: list[bool] = []  # whether a link led to each found file
-        done = 0
         lstat, follow, regular, realpath = os.lstat, os.stat, stat.S_ISREG, os.path.realpath
+        done = 0  # the walk's skips added so far
         for shown, full, via_link, real, use_lstat, kind, before in self.requests:
             if before != done:
                 skips += self.skips[done:before]
@@ -133,7 +134,8 @@ class Found:
             elif st.st_size > max_size:
                 skips.append(Skip(shown, SkipReason.TOO_LARGE, f"{st.st_size} bytes > --max-size"))
             else:
-                found.append(FileEntry(shown, real or realpath(full), st.st_size, st.st_mtime_ns, st.st_ino, *kind))
+                real = real or realpath(full)
+                found.append(FileEntry(shown, real, st.st_size, st.st_mtime_ns, st.st_ino, *kind, st.st_ctime_ns))
                 linked.append(via_link)
         skips += self.skips[done:]
         nested = [nesting_warning(self.nested_too_deep)] if self.nested_too_deep else []
@@ -149,14 +151,9 @@ def _one_per_real(found: list[FileEntry], linked: list[bool], skips: list[Skip])
         kept = best.get(entry.real)
         if kept is None or (linked[kept] and not linked[number]):
             best[entry.real] = number
-    files: list[FileEntry] = []
-    for number, entry in enumerate(found):
-        kept = best[entry.real]
-        if kept == number:
-            files.append(entry)
-        else:
-            skips.append(Skip(entry.path, SkipReason.DUPLICATE, f"same file as {found[kept].path}"))
-    return files
+    dropped = [(entry, found[best[entry.real]]) for n, entry in enumerate(found) if best[entry.real] != n]
+    skips += [Skip(entry.path, SkipReason.DUPLICATE, f"same file as {kept.path}") for entry, kept in dropped]
+    return [entry for n, entry in enumerate(found) if best[entry.real] == n]
 
 
 def walk(
