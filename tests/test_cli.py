@@ -254,3 +254,10 @@ def test_unreadable_file_is_always_listed(tree: Path, monkeypatch: pytest.Monkey
     assert code == ExitCode.OK
     assert f"{tree / 'c' / 'other.go'}: unreadable (Permission denied)" in err.splitlines()
     assert json.loads(out)["pairs"]  # the other files are still compared
+
+
+def test_a_misspelt_command_is_told_the_commands_it_may_mean() -> None:
+    # Commands other than scan are imported when named; an unknown name still gets the suggestion.
+    code, out, err = run("chek")
+    assert code == ExitCode.USAGE and out == ""
+    assert "No such command 'chek'. (Did you mean one of: 'cache', 'check'?)" in err

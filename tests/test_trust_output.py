@@ -115,6 +115,20 @@ def test_a_pair_written_directly_is_what_json_writes(pair: Pair) -> None:
     assert _item(pair) == json.dumps(pair.to_dict(), ensure_ascii=False)
 
 
+@pytest.mark.parametrize(
+    "pair",
+    [
+        Pair("a", "b", 1, 1, 30, 30, 30),  # shares given as ints
+        Pair("a", "b", 0.5, 0.5, 3, 3, 2, known=None),  # type: ignore[arg-type]
+        Pair("a", "b", 0.5, 0.5, True, 3.0, 2, known=1),  # type: ignore[arg-type]
+        Pair("a", "b", float("nan"), -0.0, 3, 3, 2),
+    ],
+)
+def test_a_pair_of_other_values_is_written_as_json_writes_it(pair: Pair) -> None:
+    # What a scan never makes, the library's caller may: json.dumps writes it, as before.
+    assert _item(pair) == json.dumps(pair.to_dict(), ensure_ascii=False)
+
+
 def test_printable_escapes_controls_and_bidi_visibly() -> None:
     assert printable("\x1b[2J\x1b[31mred\x00\x7f\x9b\n\t") == "\\x1b[2J\\x1b[31mred\\x00\\x7f\\x9b\\n\\t"
     assert printable("\u202egnp.exe \u2066\u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c") == (

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import SkipReason
-from minhashdup.source.ignore import check_globs, compile_globs
+from minhashdup.source.ignore import PLAIN_GLOB_CHARS, check_globs, compile_globs
 from minhashdup.source.walk import _child, walk
 
 from .conftest import TreeFactory
@@ -171,7 +171,7 @@ def test_missing_path_and_bad_glob_are_errors(make_tree: TreeFactory) -> None:
     root = make_tree({"a.go": GO})
     with pytest.raises(InputPathError, match="no such file or folder"):
         walk([str(root / "nope")])
-    with pytest.raises(ConfigError, match="--exclude"):
+    with pytest.raises(ConfigError, match=r"^exclude: invalid glob"):  # named as Config names it
         walk([str(root)], exclude=["\\"])
 
 
@@ -181,6 +181,21 @@ def test_a_plain_glob_passed_unchecked_compiles(globs: list[str]) -> None:
     # that is only right if every one of them compiles.
     check_globs(globs, "include")
     assert compile_globs(globs, "include") is not None
+
+
+@pytest.mark.parametrize(
+    "globs", [["*a" * 512], ["*a" * 128] * 4, ["**/" * 341], [f"x{i}" + "*a" * 62 for i in range(8)]]
+)
+def test_the_largest_plain_globs_passed_unchecked_compile(globs: list[str]) -> None:
+    assert sum(map(len, globs)) <= PLAIN_GLOB_CHARS
+    assert compile_globs(globs, "include") is not None
+
+
+def test_plain_globs_past_the_bound_are_compiled_to_be_checked() -> None:
+    # Each compiles alone; together they are more than RE2 builds into one set.
+    globs = [(str(i) + "*a" * 128)[:256] for i in range(61)]
+    with pytest.raises(ConfigError, match=r"^exclude: invalid glob \(failed to compile Set"):
+        check_globs(globs, "exclude")
 
 
 @pytest.mark.parametrize("glob", ["!", "\\", "a\\", "[z-a]", "x" * 300 + "\\"])

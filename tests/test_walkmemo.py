@@ -3,11 +3,13 @@ walk of the tree as it is now would, whatever changed in between."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,7 +175,26 @@ def test_options_and_the_current_folder_are_part_of_the_key(
     assert found[0] != found[1] and memos.puts == 4
 
 
-@pytest.mark.parametrize("doc", [b"", b"not zlib", b"x\x9c\x03\x00\x00\x00\x00\x01"], ids=["empty", "junk", "zlib"])
+def _memo(**doc: object) -> bytes:
+    base = {"witnesses": [], "shown": ["a"], "full": {}, "real": {}, "flags": [2], "before": [0]}
+    return zlib.compress(json.dumps({**base, "skips": [], "warnings": [], "nested": [], **doc}).encode())
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b"",
+        b"not zlib",
+        b"x\x9c\x03\x00\x00\x00\x00\x01",
+        _memo(full=[]),
+        _memo(real={"-1": "b"}),
+        _memo(full={"1": "b"}),
+        _memo(flags=[-1]),
+        _memo(flags=[32]),
+        _memo(before=[]),
+    ],
+    ids=["empty", "junk", "zlib", "full-a-list", "negative-place", "place-past-end", "flags-1", "flags-32", "short"],
+)
 def test_a_memo_that_cannot_be_read_is_not_used(make_tree: TreeFactory, settled_now: None, doc: bytes) -> None:
     root = _tree(make_tree)
     _tick()

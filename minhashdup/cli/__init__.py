@@ -51,6 +51,12 @@ class _Group(click.Group):
             self.add_command(getattr(importlib.import_module(module), name))
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] not in {*self.commands, *_LAZY}:  # unknown: click suggests among them all
+            for name in _LAZY:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

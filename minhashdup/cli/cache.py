@@ -36,7 +36,7 @@ _cache_dir_option = click.option(
 def cache_info(cache_dir: str | None, fmt: str) -> None:
     """Where the cache is, how many files and signatures it holds, and its size."""
     with _cache(cache_dir) as store:
-        info = store.info()
+        info = {**store.info(), "path": _shown(store)}
     if fmt == "json":
         write(lambda stream: stream.write(json.dumps(info, indent=2) + "\n"), None, NO_OUTPUT)
         return
@@ -54,7 +54,7 @@ def cache_clear(cache_dir: str | None) -> None:
     with _cache(cache_dir) as store:
         if not store.clear():
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
-        click.echo(f"cleared {printable(str(store.path))}")
+        click.echo(f"cleared {printable(_shown(store))}")
 
 
 @cache_group.command(name="prune")
@@ -85,7 +85,7 @@ def cache_prune(cache_dir: str | None, older_than: float, max_size: int, fmt: st
         if pruned is None:
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
     if fmt == "json":
-        click.echo(json.dumps({"path": str(store.path), **pruned.to_dict()}, indent=2))
+        click.echo(json.dumps({"path": _shown(store), **pruned.to_dict()}, indent=2))
         return
     counts = [_count(pruned.files, "file entry", "file entries"), _count(pruned.stats, "stat", "stats")]
     counts += [
@@ -93,9 +93,16 @@ def cache_prune(cache_dir: str | None, older_than: float, max_size: int, fmt: st
         _count(len(pruned.old_files), "old cache file", "old cache files"),
     ]
     click.echo(
-        f"pruned {printable(str(store.path))}: dropped {', '.join(counts)}; "
+        f"pruned {printable(_shown(store))}: dropped {', '.join(counts)}; "
         f"{pruned.bytes_before / MIB:.1f} MiB -> {pruned.bytes_after / MIB:.1f} MiB"
     )
+
+
+def _shown(store: Cache) -> str:
+    """The cache file's path as pathlib spells it (``cache-v6.sqlite3`` for ``--cache-dir .``)."""
+    from pathlib import PurePath
+
+    return str(PurePath(store.path))
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -330,7 +330,15 @@ def _encode(found: Found, witnesses: Sequence[Witness]) -> bytes:
 
 
 #: A request's flags, decoded: (via_link, lstat, kind).
-_FLAGS = [(bool(f & 1), bool(f & 2), (bool(f & 4), bool(f & 8), bool(f & 16))) for f in range(32)]
+_FLAGS = {f: (bool(f & 1), bool(f & 2), (bool(f & 4), bool(f & 8), bool(f & 16))) for f in range(32)}
+
+
+def _place(number: str, column: list[Any]) -> int:
+    """A request's position written as a JSON key (IndexError if not one of ``column``'s)."""
+    place = int(number)
+    if not 0 <= place < len(column):
+        raise IndexError(place)
+    return place
 
 
 def _found(blob: bytes) -> Found | None:
@@ -343,10 +351,10 @@ def _found(blob: bytes) -> Found | None:
         shown: list[str] = doc["shown"]
         full = list(shown)
         for number, path in doc["full"].items():
-            full[int(number)] = path
+            full[_place(number, full)] = path
         real: list[str | None] = list(full)
         for number, path in doc["real"].items():
-            real[int(number)] = path
+            real[_place(number, real)] = path
         flags, before = [_FLAGS[f] for f in doc["flags"]], doc["before"]
         if not len(shown) == len(flags) == len(before):
             return None
@@ -354,5 +362,5 @@ def _found(blob: bytes) -> Found | None:
         requests = list(map(Request, shown, full, via, real, lstat, kind, before))
         skips = [Skip(path, REASONS[reason], detail) for path, reason, detail in doc["skips"]]
         return Found(requests, skips, list(doc["warnings"]), list(doc["nested"]))
-    except (ValueError, TypeError, KeyError, IndexError, zlib.error):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, zlib.error):
         return None

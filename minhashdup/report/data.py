@@ -59,15 +59,24 @@ _FLOAT = float.__repr__  # what json writes a float with (a numpy float's own re
 def _item(item: Any) -> str:
     """``_dumps(item.to_dict())``; a pair (the one item a large report holds thousands of) written
     directly, in a third of the time, to the same text (a test holds them equal)."""
-    if type(item) is not Pair or item.jaccard_verbatim is not None or not math.isfinite(item.jaccard + item.estimate):
+    if type(item) is not Pair or item.jaccard_verbatim is not None or tuple(map(type, _fields(item))) != _TYPES:
+        return _dumps(item.to_dict())  # and any value a scan does not make (an int share, a None flag...)
+    if not math.isfinite(item.jaccard + item.estimate):
         return _dumps(item.to_dict())
     s, b = encode_basestring, _BOOL
     return (
         f'{{"a": {s(item.a)}, "b": {s(item.b)}, "jaccard": {_FLOAT(round(item.jaccard, 6))}, '
-        f'"estimate": {_FLOAT(round(item.estimate, 6))}, "shingles_a": {int(item.shingles_a)}, '
-        f'"shingles_b": {int(item.shingles_b)}, "common": {int(item.common)}, "known": {b[item.known]}, '
+        f'"estimate": {_FLOAT(round(item.estimate, 6))}, "shingles_a": {item.shingles_a!r}, '
+        f'"shingles_b": {item.shingles_b!r}, "common": {item.common!r}, "known": {b[item.known]}, '
         f'"vendored_a": {b[item.vendored_a]}, "vendored_b": {b[item.vendored_b]}}}'
     )
+
+
+_TYPES = (str, str, float, float, int, int, int, bool, bool, bool)
+
+
+def _fields(p: Pair) -> tuple[Any, ...]:
+    return p.a, p.b, p.jaccard, p.estimate, p.shingles_a, p.shingles_b, p.common, p.known, p.vendored_a, p.vendored_b
 
 
 def render_jsonl(result: Result, stream: TextIO) -> None:

@@ -152,7 +152,7 @@ class _Rows:
 
     def __init__(self, dataset: Dataset, filters: Filters) -> None:
         self.dataset, self.filters = dataset, filters
-        self.rules = Rules(compile_globs(filters.include, "--include"), compile_globs(filters.exclude, "--exclude"), ())
+        self.rules = Rules(compile_globs(filters.include, "include"), compile_globs(filters.exclude, "exclude"), ())
         self.seen: dict[str, str] = {}  # path -> the row that had it first
         self.claim: str | None = None  # the path the last row claimed, if it got that far
 

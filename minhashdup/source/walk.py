@@ -209,8 +209,8 @@ def find(
     kinds: Kinds = _DEFAULT_KINDS,
 ) -> Found:
     """What :func:`walk` finds in the tree, before each file's stat (:meth:`Found.result`)."""
-    inc = compile_globs(include, "--include")  # walk() names the flags (called alone; Config checks first)
-    exc = compile_globs(exclude, "--exclude")
+    inc = compile_globs(include, "include")  # named as Config names them (the command line: --include)
+    exc = compile_globs(exclude, "exclude")
     walker = _Walker(warnings=[], kinds=kinds)
     for raw in paths:
         given = os.fspath(raw)
