@@ -7,8 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from minhashdup.core.digest import blake2b
-from minhashdup.core.hashing import U64, UInt64Array, mix64_inplace, seed_sequence
+from minhashdup.core.hashing import U64, UInt64Array, hash_text, mix64_inplace, seed_sequence
 
 
 def token_hashes(tokens: Iterable[str]) -> UInt64Array:
@@ -17,9 +16,8 @@ def token_hashes(tokens: Iterable[str]) -> UInt64Array:
     Each distinct text is hashed once per process while at most :data:`KEPT_TOKENS` hashes are
     kept (beyond, the next file starts them again): a file repeats its identifiers a lot, and
     the files a worker lexes share their keywords, operators and common names. A file's tokens
-    are looked up in one pass, the new ones hashed on the way (:class:`_Hashes`). The digests
-    are read as little-endian words, so the values match
-    :func:`minhashdup.core.hashing.hash_text` on every machine.
+    are looked up in one pass, the new ones hashed on the way (:class:`_Hashes`) by
+    :func:`minhashdup.core.hashing.hash_text`: the same values on every machine.
 
     Example:
         >>> from minhashdup.core.hashing import hash_text
@@ -39,8 +37,7 @@ class _Hashes(dict[str, int]):
     __slots__ = ()
 
     def __missing__(self, text: str) -> int:
-        value = int.from_bytes(blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
-        self[text] = value
+        value = self[text] = hash_text(text)
         return value
 
 
