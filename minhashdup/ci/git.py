@@ -18,7 +18,6 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from minhashdup.errors import MinhashdupError
@@ -139,7 +138,7 @@ def _verify_commit(top: str, ref: str) -> str:
     try:
         commit = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
     except ChangesError:
-        shallow = Path(top, ".git", "shallow").exists()
+        shallow = os.path.exists(os.path.join(top, ".git", "shallow"))
         hint = "; the clone is shallow: fetch more history (actions/checkout: fetch-depth: 0)" if shallow else ""
         raise ChangesError(
             "{0} {ref}: not a commit of the repository {top}{hint}", "changed_since", ref=ref, top=top, hint=hint

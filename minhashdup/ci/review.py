@@ -19,12 +19,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from minhashdup.ci import git as project
 from minhashdup.core.limits import listed_across, listed_within, pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
 from minhashdup.result import Pair, Result, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
 
-if TYPE_CHECKING:  # both imported where used: a scan without a baseline or git needs neither
+if TYPE_CHECKING:  # imported where used: a scan without a baseline needs none of it
     from minhashdup.ci import baseline as baselines
 
 
@@ -86,8 +87,6 @@ class Review:
         """
         if not self.focused:
             return None
-        from minhashdup.ci import git as project
-
         paths = path_list(paths)
         out: set[str] = set()
         if self.changed_since is not None:
@@ -139,12 +138,14 @@ def apply(
     files and, with ``new_only``, leave the known ones out; ``params`` shows the options.
     """
     recorded, changed = loaded if loaded is not None else load(review, paths)
-    if review.write_baseline or recorded is not None:
-        from minhashdup.ci import baseline as baselines
     if review.write_baseline:
-        result.stats.baseline["written"] = baselines.write(result, review.write_baseline)
+        from minhashdup.ci.baseline import write
+
+        result.stats.baseline["written"] = write(result, review.write_baseline)
     if recorded is not None:
-        result = baselines.mark(result, recorded, review.tolerance)
+        from minhashdup.ci.baseline import mark
+
+        result = mark(result, recorded, review.tolerance)
     if changed is not None:
         before = len(result.pairs)
         result = result.keep(_touching(result, changed))
@@ -164,9 +165,7 @@ _DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
 def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
     """Warnings for changed files the scan left out because of what they say they are
     (generated, data): a change can mark its own copy so, and the gate would not see it."""
-    from minhashdup.ci.git import real
-
-    skipped = [s for s in result.skips if s.reason in _DECLARED and real(s.path) in changed]
+    skipped = [s for s in result.skips if s.reason in _DECLARED and project.real(s.path) in changed]
     if not skipped:
         return []
     first = skipped[0]
@@ -191,10 +190,8 @@ def _partial_across(first: tuple[str, ...], second: tuple[str, ...]) -> bool:
 def _touching(result: Result, changed: set[str]) -> Callable[[Pair], bool]:
     """The rows that touch a changed file; a row standing for two whole groups (listed as the
     pair of their first files) touches every file of both."""
-    from minhashdup.ci.git import real
-
     members = _members(result)
-    is_changed = {path: real(path) in changed for path in result.files}
+    is_changed = {path: project.real(path) in changed for path in result.files}
 
     def wanted(p: Pair) -> bool:
         if is_changed.get(p.a) or is_changed.get(p.b):
@@ -285,14 +282,12 @@ class _Tally:
 
 
 def _tally(files: Sequence[str], recorded: baselines.Baseline | None, changed: set[str] | None) -> _Tally:
-    if recorded is not None or changed is not None:
-        from minhashdup.ci.git import real, relative
     classes = recorded.classes if recorded is not None else None
     by_class: dict[str, list[int]] = {}
     flags: dict[str, bool] = {}
     for path in files:
-        k = relative(path, recorded.base) if recorded is not None else path
-        flags[k] = changed is None or real(path) in changed
+        k = project.relative(path, recorded.base) if recorded is not None else path
+        flags[k] = changed is None or project.real(path) in changed
         counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
         counts[0] += 1
         counts[1] += flags[k]
