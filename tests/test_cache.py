@@ -16,11 +16,11 @@ from click.testing import CliRunner
 
 from minhashdup import Config, scan
 from minhashdup.cli import cli
-from minhashdup.engine import cached
 from minhashdup.engine.cache import FILE_NAME, Cache
 from minhashdup.engine.codec import storable
 from minhashdup.errors import ExitCode
 from minhashdup.result import Result, Skip, SkipReason, Stats
+from minhashdup.source import witnesses
 
 from .conftest import TreeFactory, go_file, render_go
 
@@ -225,7 +225,7 @@ def test_unchanged_stat_skips_reading_but_a_recent_file_is_read_again(
     old = time.time() - 3600
     for path in root.rglob("*.go"):
         os.utime(path, (old, old))  # settled files: their stat is trusted next time
-    monkeypatch.setattr(cached, "RACY_SECONDS", 0.0)  # their ctimes too (now: utime cannot set them back)
+    monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)  # their ctimes too (now: utime cannot set them back)
     scan([str(root)], Config(cache=True, jobs=1))
     reads: list[str] = []
     real_open = os.open  # what minhashdup.source.safeio reads files with

@@ -42,7 +42,7 @@ class Clock:
 def settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stat cache trusts the files made here at once: their mtimes are set back (SETTLED), but
     their ctimes, part of a file's stat, are now, and nothing sets them back."""
-    monkeypatch.setattr(cached, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(cached, "racy_limit", time.time_ns)  # the stat cache's limit only: now
 
 
 @pytest.fixture

@@ -49,7 +49,6 @@ def settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
     walk's memo and the stat cache: a file's ctime, which no utime sets back, is part of its stat):
     the tests wait that tick after making or changing it."""
     monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
-    monkeypatch.setattr(cached, "RACY_SECONDS", 0.0)
 
 
 def _tick() -> None:
@@ -242,8 +241,7 @@ def test_a_warm_scan_imports_no_glob_compiler(make_tree: TreeFactory, tmp_path: 
     os.utime(root, (old, old))
     _tick()
     code = (  # settled once a tick has passed, as under settled_now (utime just set the ctimes)
-        "import sys, minhashdup; from minhashdup.engine import cached; from minhashdup.source import witnesses;"
-        " cached.RACY_SECONDS = witnesses.RACY_SECONDS = 0.0;"
+        "import sys, minhashdup; from minhashdup.source import witnesses; witnesses.RACY_SECONDS = 0.0;"
         " r = minhashdup.scan(sys.argv[1], include=['*.go'], exclude=['vendor/'],"
         " cache_dir=sys.argv[2], jobs=1, threshold=0.3); print(r.stats.cache['result'], len(r.pairs),"
         " [m for m in ('pathspec', 're2', 'hashlib', 'tomllib') if m in sys.modules])"

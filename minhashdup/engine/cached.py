@@ -21,7 +21,6 @@ import functools
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -38,7 +37,7 @@ from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
-from minhashdup.source.witnesses import RACY_SECONDS  # the walk memo's rule, for the stat cache too
+from minhashdup.source.witnesses import racy_limit, settled_times  # the walk memo's rule
 
 if TYPE_CHECKING:
     from minhashdup.core.signature import Family
@@ -269,7 +268,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     room of a file to lex. Unreadable files (not regular, grown past ``max_size``, an OS error)
     get ``None``: the workers report them. A digest read here is remembered for the walk's stat
     only when the open file's stat after the read is that very stat, and old enough that any
-    later write must change it (:data:`RACY_SECONDS`): the stat cache never pairs a stat with
+    later write must change it (:func:`.witnesses.racy_limit`): the stat cache never pairs a stat with
     bytes of another moment.
     """
     seen = store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
@@ -278,7 +277,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     held: dict[int, bytes] = {}
     pending: dict[int, bytes] = {}  # read, not yet looked up in the store
     room = HELD_BYTES
-    settled = time.time() - RACY_SECONDS
+    limit = racy_limit()
     for i, entry in enumerate(files):
         if isinstance(entry, ReadEntry):  # bytes given (a dataset's row): no file to stat or read
             fits = len(entry.data) <= config.max_size
@@ -305,7 +304,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
             if len(pending) >= _CHECKED:
                 room += _keep_misses(store, keys, pending, held)
         unchanged = (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino) == walked
-        if unchanged and len(data) == entry.size and entry.ctime_ns and max(walked[1:3]) / 1e9 < settled:
+        if unchanged and len(data) == entry.size and entry.ctime_ns and settled_times(*walked[1:3], limit):
             fresh.append((entry.real, *walked, digest))
     _keep_misses(store, keys, pending, held)
     if fresh:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -106,6 +107,18 @@ def unchanged(witnesses: Sequence[Witness]) -> bool:
 def settled(witnesses: Sequence[Witness], started_ns: int) -> bool:
     """Whether nothing the witnesses stat'ed changed after ``started_ns`` - :data:`RACY_SECONDS`
     (nor does a time lie in the future): only then may a later stat be trusted to show a change."""
-    limit = started_ns - int(RACY_SECONDS * 1e9)
+    limit = racy_limit(started_ns)
     stats = (shown for kind, _, shown in witnesses if kind in ("stat", "lstat") and shown[0] != -1)
-    return all(st[4] < limit and st[5] < limit for st in stats)
+    return all(settled_times(st[4], st[5], limit) for st in stats)
+
+
+def racy_limit(now_ns: int | None = None) -> int:
+    """The time (ns) before which a stat's mtime and ctime must lie for the stat to be trusted:
+    :data:`RACY_SECONDS` before ``now_ns`` (default: now). The one rule of the walk's memo and of
+    the stat cache (:func:`minhashdup.engine.cached.file_keys`)."""
+    return (time.time_ns() if now_ns is None else now_ns) - int(RACY_SECONDS * 1e9)
+
+
+def settled_times(mtime_ns: int, ctime_ns: int, limit_ns: int) -> bool:
+    """Whether a stat's mtime and ctime both lie before ``limit_ns`` (:func:`racy_limit`)."""
+    return mtime_ns < limit_ns and ctime_ns < limit_ns
