@@ -154,9 +154,9 @@ def test_only_the_bytes_of_files_to_lex_are_held(make_tree: TreeFactory, monkeyp
     real = cached.file_keys
 
     def spying(store: Any, files: Any, *args: Any) -> Any:
-        digests, kept = real(store, files, *args)
+        digests, kept, paired = real(store, files, *args)
         held.append({Path(files[i].path).name for i in kept})
-        return digests, kept
+        return digests, kept, paired
 
     monkeypatch.setattr(cached, "file_keys", spying)
     monkeypatch.setattr(cached, "_CHECKED", 2)  # several lookups, a partial one last

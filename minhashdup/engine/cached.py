@@ -2,15 +2,15 @@
 
 It wraps two things and is threaded through neither:
 
-- extraction (:meth:`CachedFiles.around`): files -> :class:`Extracted`; the files whose
-  content and settings were seen before come from the store (not read when their stat is
-  unchanged, never lexed), the others go to the wrapped extractor, and what it lexed is stored
-  after, under the digest of the bytes it lexed. A file is read once per scan: the bytes read
-  to digest a file the store does not know go to the extractor with it
-  (:class:`~minhashdup.source.extracted.ReadEntry`), up to :data:`HELD_BYTES` in all;
+- extraction (:meth:`CachedFiles.around`): files -> :class:`Extracted`; the files whose content
+  and settings were seen before come from the store (not read when their stat is unchanged, never
+  lexed), the others go to the wrapped extractor, and what it lexed is stored after, under the
+  digest of the bytes it lexed. A file is read once per scan: the bytes read to digest a file the
+  store does not know go to the extractor with it (:class:`.extracted.ReadEntry`), up to
+  :data:`HELD_BYTES` in all;
 - the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
-  scan is as in an earlier one (or every file's stat, :func:`stats_key`), that scan's result is
-  the answer; a settled scan's result is kept for the next, as is its walk's memo (:func:`.pipeline.remembered_walk`).
+  scan is as in an earlier one (or every file's stat, :func:`stats_key`), that scan's result is the
+  answer; a settled scan's result is kept for the next, as is its walk's memo (:mod:`.pipeline`).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ class CachedFiles:
         self._files: Sequence[FileEntry] | None = None
         self._keys: list[bytes | None] = []
         self._held: dict[int, bytes] = {}  # index in _files -> the bytes its digest was taken of
+        self._paired = False  # every file of _files has its stat paired with its key's digest
         self._result_key: bytes | None = None
         self._stats_key: bytes | None = None
         self._settled = False  # extraction added no warning: the scan's result may be kept
@@ -93,7 +94,7 @@ class CachedFiles:
     def keys(self, files: Sequence[FileEntry]) -> list[bytes | None]:
         """Each file's cache key (:func:`file_keys`), computed once for a list of files."""
         if files is not self._files:
-            self._files, (self._keys, self._held) = files, file_keys(self.store, files, self.config)
+            self._files, (self._keys, self._held, self._paired) = files, file_keys(self.store, files, self.config)
         return self._keys
 
     def around(self, inner: Extractor) -> Extractor:
@@ -139,7 +140,7 @@ class CachedFiles:
         doc, used = stored
         if self.store.stale(used):
             self.store.touch([k for k in keys if k is not None], result=self._result_key)
-        self._point(files)
+        self._point()
         result = decode_result(doc, self.config.params())
         self.store.maybe_prune()
         return result
@@ -153,12 +154,9 @@ class CachedFiles:
         self._held, self._result_key = {}, pointer[0]
         return stored[0]
 
-    def _point(self, files: Sequence[FileEntry]) -> None:
-        """Keep the result's key under the files' :func:`stats_key` when the stat cache pairs each
-        file's stat with the digest its key was made of (:func:`file_keys` stores only such)."""
-        seen = self.store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
-        paired = all(seen.get(f.real, ())[:4] == (f.size, f.mtime_ns, f.ctime_ns, f.inode) for f in files)
-        if paired and self._stats_key is not None and self._result_key is not None:
+    def _point(self) -> None:
+        """Keep the result's key under the files' :func:`stats_key` if :func:`file_keys` paired every stat."""
+        if self._paired and self._stats_key is not None and self._result_key is not None:
             self.store.put_result(self._stats_key, self._result_key)
 
     def get_memo(self, key: bytes) -> bytes | None:
@@ -175,8 +173,7 @@ class CachedFiles:
         """Store ``result`` for a later :meth:`replay` when it may be (see :func:`.codec.storable`)."""
         if self._result_key is not None and self._settled and storable(result):
             self.store.put_result(self._result_key, encode_result(result))
-            if self._files is not None:
-                self._point(self._files)
+            self._point()
         return result
 
     def _handed(self, files: Sequence[FileEntry], misses: list[int]) -> list[FileEntry]:
@@ -254,23 +251,24 @@ class CachedFiles:
         return changed
 
 
-def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple[list[bytes | None], dict[int, bytes]]:
-    """Each file's cache key (its content digest and what shapes its shingles; ``None`` for a
-    file that cannot be read), and the bytes read of the files the store does not know, by
-    index, in walk order while they fit in :data:`HELD_BYTES`.
+def file_keys(
+    store: Cache, files: Sequence[FileEntry], config: Config
+) -> tuple[list[bytes | None], dict[int, bytes], bool]:
+    """Each file's cache key (its content digest and what shapes its shingles; ``None`` for a file
+    that cannot be read), the bytes read of the files the store does not know, by index, in walk
+    order while they fit in :data:`HELD_BYTES`, and whether every file's stat is now paired with
+    its key's digest (by the stat cache's rule, below; for :meth:`CachedFiles._point`).
 
     An entry that carries its bytes (a :class:`ReadEntry` from a dataset) is keyed by them and
     not held here (it holds them itself). A file whose stat the cache knows unchanged is not
-    read: its digest comes from the cache.
-    The others are read and digested here; the store is asked which of them it knows
-    :data:`_CHECKED` files at a time, or sooner when the bytes waiting fill the budget, so a
-    fresh clone of a cached tree (all hits) holds no more than that, and hits never take the
-    room of a file to lex. Unreadable files (not regular, grown past ``max_size``, an OS error)
-    get ``None``: the workers report them. A digest read here is remembered for the walk's stat
-    only when the open file's stat after the read is that very stat, and old enough that any
-    later write must change it (:func:`.witnesses.racy_limit`): the stat cache never pairs a stat with
-    bytes of another moment.
-    """
+    read: its digest comes from the cache. The others are read and digested here; the store is
+    asked which of them it knows :data:`_CHECKED` files at a time, or sooner when the bytes
+    waiting fill the budget, so a fresh clone of a cached tree (all hits) holds no more than
+    that, and hits never take the room of a file to lex. Unreadable files (not regular, grown
+    past ``max_size``, an OS error) get ``None``: the workers report them. A digest read here is
+    remembered for the walk's stat only when the open file's stat after the read is that very
+    stat, and old enough that any later write must change it (:func:`.witnesses.racy_limit`):
+    the stat cache never pairs a stat with bytes of another moment."""
     seen = store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
     keys: list[bytes | None] = []
     fresh = []
@@ -278,6 +276,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
     pending: dict[int, bytes] = {}  # read, not yet looked up in the store
     room = HELD_BYTES
     limit = racy_limit()
+    paired = 0  # files whose stat the stat cache knows, or now learns, with their key's digest
     for i, entry in enumerate(files):
         if isinstance(entry, ReadEntry):  # bytes given (a dataset's row): no file to stat or read
             fits = len(entry.data) <= config.max_size
@@ -287,6 +286,7 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
         known = seen.get(entry.real)
         if known is not None and known[:4] == walked and entry.ctime_ns:
             keys.append(_key(entry, known[4], config))
+            paired += 1
             if store.stale(known[5]):  # used again: stored anew, marked used now
                 fresh.append((entry.real, *walked, known[4]))
             continue
@@ -306,10 +306,11 @@ def file_keys(store: Cache, files: Sequence[FileEntry], config: Config) -> tuple
         unchanged = (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino) == walked
         if unchanged and len(data) == entry.size and entry.ctime_ns and settled_times(*walked[1:3], limit):
             fresh.append((entry.real, *walked, digest))
+            paired += 1
     _keep_misses(store, keys, pending, held)
     if fresh:
         store.put_stats(fresh)
-    return keys, held
+    return keys, held, paired == len(files)
 
 
 def _stored(item: Extracted) -> Extracted:
