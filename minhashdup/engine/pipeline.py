@@ -234,8 +234,8 @@ def _replayed(result: Result, walked: Walked) -> Result:
 
 # A walk remembered (issue 17: a warm scan's walk): see :mod:`minhashdup.source.witnesses`.
 
-#: The memo's layout: a memo of another is not used.
-MEMO_FORMAT = 1
+#: The memo's layout: a memo of another is not used (2: by column).
+MEMO_FORMAT = 2
 
 
 class Store(Protocol):
