@@ -59,9 +59,8 @@ _FLOAT = float.__repr__  # what json writes a float with (a numpy float's own re
 def _item(item: Any) -> str:
     """``_dumps(item.to_dict())``; a pair (the one item a large report holds thousands of) written
     directly, in a third of the time, to the same text (a test holds them equal)."""
-    if type(item) is not Pair or item.jaccard_verbatim is not None or tuple(map(type, _fields(item))) != _TYPES:
-        return _dumps(item.to_dict())  # and any value a scan does not make (an int share, a None flag...)
-    if not math.isfinite(item.jaccard + item.estimate):
+    direct = type(item) is Pair and item.jaccard_verbatim is None and tuple(map(type, _fields(item))) == _TYPES
+    if not direct or not math.isfinite(item.jaccard + item.estimate):  # not what a scan makes: json writes it
         return _dumps(item.to_dict())
     s, b = encode_basestring, _BOOL
     return (
