@@ -119,10 +119,10 @@ def test_one_bad_file_does_not_lose_the_others(make_tree: TreeFactory, monkeypat
     (root / "pkg1" / "crash.go").write_text((root / "pkg1" / "orig.go").read_text() + "// CRASH_ME\n")
     real = extract_module.token_texts
 
-    def flaky(lexer: Any, text: str, engine: str = "fast") -> Any:
+    def flaky(lexer: Any, text: str, *args: Any) -> Any:
         if "CRASH_ME" in text:
             raise RuntimeError("lexer crashed")
-        return real(lexer, text, engine)
+        return real(lexer, text, *args)
 
     monkeypatch.setattr(extract_module, "token_texts", flaky)
     baseline = scan([str(root)], Config(jobs=1))
@@ -153,19 +153,19 @@ real_extract_batch, real_extract_alone = workers_module._extract_batch, workers_
 real_token_texts = extract_module.token_texts
 
 
-def _die_when_lexing(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+def _die_when_lexing(lexer: Any, text: str, *args: Any) -> list[str]:
     """token_texts, except on a file holding ``KILL_WORKER``: the process dies, as a killed one."""
     if "KILL_WORKER" in text:
         os._exit(9)
-    return real_token_texts(lexer, text, engine)
+    return real_token_texts(lexer, text, *args)
 
 
-def _fail_when_lexing(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+def _fail_when_lexing(lexer: Any, text: str, *args: Any) -> list[str]:
     """token_texts in the tests' own process: a file holding ``KILL_WORKER`` fails to lex there
     (a lex-error) instead of ending the tests."""
     if "KILL_WORKER" in text:
         raise AssertionError("a killer lexed in the main process")
-    return real_token_texts(lexer, text, engine)
+    return real_token_texts(lexer, text, *args)
 
 
 def _dying_lexer() -> None:
@@ -322,11 +322,11 @@ def test_a_killer_read_again_must_be_the_file_the_walk_saw(tmp_path: Path) -> No
     assert given is not None and given.result.digest == done.result.digest  # bytes given (a dataset's row): not read
 
 
-def _runaway(lexer: Any, text: str, engine: str = "fast") -> list[str]:
+def _runaway(lexer: Any, text: str, *args: Any) -> list[str]:
     """token_texts, except on marked files: a regex that backtracks for ages, as a lexer's can."""
     if "SLOW_LEXER" in text:
         re.match(r"(a+)+$", "a" * 28 + "b")  # ~2**28 steps: seconds, far past the 0.5 s deadline
-    return real_token_texts(lexer, text, engine)
+    return real_token_texts(lexer, text, *args)
 
 
 def runaway_batch(batch: Any) -> Any:

@@ -27,6 +27,7 @@ from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
+from minhashdup.source.fastlex.splice import Versions, family
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
@@ -98,8 +99,10 @@ _Seen = dict[tuple[bytes, extract.Alike], Extracted]
 def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
     """The batch's files, each content lexed once (``seen``: see :func:`extract.extract_file`;
     one for the batch when not given): a file byte-identical to one done earlier, and alike,
-    takes its result as one lexed in this batch would."""
+    takes its result as one lexed in this batch would. A whole batch (no ``seen``) keeps its
+    files' earlier versions' lexes for the tails they share (``Versions``; see :func:`_batches`)."""
     items, r, earlier = batch
+    versions = Versions([item.path for item in items]) if seen is None else None
     seen = {} if seen is None else seen
     for done in earlier:
         key = (cast(bytes, done.result.digest), extract.alike(done.name, done.check_generated, done.data_ok))
@@ -107,7 +110,7 @@ def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
     # Looked up on the module at each call, so that a replaced extract_file is the one run.
     return [
         extract.extract_file(
-            index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen
+            index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen, versions
         )
         for index, _, path, data, check, ok, *_ in items
     ]
@@ -181,7 +184,7 @@ def extract_all(
         return
     if recipe.family is not None:
         _ = recipe.family.seeds  # computed once here and shipped with each batch, not once per batch
-    batches = list(_batches(files, recipe, pool_size(workers, len(files))))
+    batches = _batches(files, recipe, pool_size(workers, len(files)))
     runner = _Workers(pool_size(workers, len(batches)), warnings if warnings is not None else [])
     done: set[int] = set()
     shared = {size for size, n in collections.Counter(f.size for f in files).items() if n > 1}
@@ -376,17 +379,22 @@ def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> Iterator[_Batch]:
-    # Largest files first (longest-processing-time scheduling), in batches small enough that
-    # the last ones balance the workers and large enough to amortise pickling. Files that may
-    # be byte-identical (same_size) go in one batch, where the first lexed serves the others
-    # alike (a group of files of one size but other bytes is lexed by one worker).
+def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_Batch]:
+    # Batches small enough that the last ones balance the workers and large enough to amortise
+    # pickling, the largest first (longest-processing-time scheduling). Files that may be
+    # byte-identical (same_size) go in one batch, where the first lexed serves the others alike;
+    # so do the versions of a file (its family, .fastlex.splice), in path order, each taking the
+    # tail it shares with the one before (a batch is cut between families, or at 4 x its size).
     size = max(1, min(32, len(files) // (workers * 8)))
-    batch: list[int] = []
-    for group in sorted(same_size(files), key=lambda group: (-files[group[0]].size, group[0])):
-        batch += group
-        if len(batch) >= size:
-            yield tuple(_item(files, i) for i in batch), recipe, ()
-            batch = []
-    if batch:
-        yield tuple(_item(files, i) for i in batch), recipe, ()
+    groups = sorted(same_size(files), key=lambda group: (family(files[group[0]].path), files[group[0]].path))
+    batches: list[list[int]] = [[]]
+    for k, group in enumerate(groups):
+        batches[-1] += group
+        after = groups[k + 1] if k + 1 < len(groups) else None
+        full = len(batches[-1]) >= size
+        apart = after is None or family(files[after[0]].path) != family(files[group[0]].path)
+        if (full and apart) or len(batches[-1]) >= 4 * size:
+            batches.append([])
+    batches = [b for b in batches if b]
+    batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in path order
+    return [(tuple(_item(files, i) for i in b), recipe, ()) for b in batches]

@@ -20,6 +20,7 @@ from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
 from minhashdup.source.extracted import Extracted, no_shingles, screened
+from minhashdup.source.fastlex.splice import Versions
 from minhashdup.source.kinds import generated_marker, not_code
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
@@ -78,6 +79,7 @@ def extract_file(
     data_ok: bool = True,
     norm: Normalisation = VERBATIM,
     seen: dict[tuple[bytes, Alike], Extracted] | None = None,
+    versions: Versions | None = None,
 ) -> Extracted:
     """Shingle set of the file at ``path`` (tokens of its pygments lexer, ``shingle`` per run).
 
@@ -95,7 +97,9 @@ def extract_file(
     ``verbatim`` holds the shingles of the same tokens as written (the cache keeps them as a
     default scan's: the verbatim Jaccard of the pairs needs no second lex). With ``seen`` (one
     dict for many calls), a file byte-identical to one extracted before, under the same
-    :func:`alike`, is not lexed: it gets that file's result (``copied``).
+    :func:`alike`, is not lexed: it gets that file's result (``copied``). With ``versions`` (one
+    for many calls, files of a family in order: :class:`.fastlex.splice.Versions`), the tail a
+    file shares with the version of it lexed before is taken from that lex (the same tokens).
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
@@ -111,9 +115,8 @@ def extract_file(
     same = None if seen is None else (digest, alike(name, check_generated, data_ok))
     if seen is not None and same in seen:
         return dataclasses.replace(seen[same], index=index, cpu=(time.process_time() - t0, 0, 0, 0), copied=True)
-    item = _from_content(
-        index, name, content, digest, (shingle, family, engine, norm), timeout, (check_generated, data_ok), t0
-    )
+    how = (shingle, family, engine, norm)
+    item = _from_content(index, (path, versions), content, digest, how, timeout, (check_generated, data_ok), t0)
     if seen is not None and same is not None:
         seen[same] = item
     return item
@@ -138,7 +141,7 @@ def alike(name: str, check_generated: bool = False, data_ok: bool = True) -> Ali
 
 def _from_content(
     index: int,
-    name: str,
+    where: tuple[str, Versions | None],
     content: bytes,
     digest: bytes,
     how: tuple[int, Family | None, str, Normalisation],
@@ -146,15 +149,16 @@ def _from_content(
     screen: tuple[bool, bool],
     t0: float,
 ) -> Extracted:
-    """:func:`extract_file` once the bytes are read and digested (``how``: the shingle size, the
-    family, the engine and the normalisation)."""
+    """:func:`extract_file` once the bytes are read and digested (``where``: the file's path and
+    the versions of the run; ``how``: the shingle size, the family, the engine and the
+    normalisation)."""
     shingle, family, engine, norm = how
     if b"\0" in content:
         return Extracted(index, no_shingles(), skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(content)
     base = Extracted(index, no_shingles(), not_utf8=not_utf8, digest=digest, generated=generated_marker(text))
     t1 = time.process_time()
-    lexed = _lexed(base, name, text, (engine, norm), timeout, screen)
+    lexed = _lexed(base, where, text, (engine, norm), timeout, screen)
     if isinstance(lexed, Extracted):
         return lexed
     lexer, tokens, names, raw = lexed
@@ -171,7 +175,12 @@ def _from_content(
 
 
 def _lexed(
-    base: Extracted, name: str, text: str, how: tuple[str, Normalisation], timeout: float, screen: tuple[bool, bool]
+    base: Extracted,
+    where: tuple[str, Versions | None],
+    text: str,
+    how: tuple[str, Normalisation],
+    timeout: float,
+    screen: tuple[bool, bool],
 ) -> tuple[str, list[str], list[str] | None, list[str] | None] | Extracted:
     """The lexer's name, the tokens of ``text`` (by the engine and normalisation ``how`` names),
     their names (:func:`.normalise.normalised`) and, normalised, the tokens as written; or
@@ -179,6 +188,8 @@ def _lexed(
     deadline or failing, no lexer, or a kind that ``screen`` (``check_generated``, ``data_ok``)
     leaves out (:func:`.extracted.screened`: then the file is not lexed)."""
     engine, norm = how
+    path, versions = where
+    name = os.path.basename(path)
     try:
         with deadline(timeout):
             lexer = lexer_for(name, text)
@@ -186,7 +197,7 @@ def _lexed(
             if kind.skip is not None:
                 return kind
             if not norm.active:
-                return lexer.name, token_texts(lexer, text, engine), None, None
+                return lexer.name, token_texts(lexer, text, engine, versions, path), None, None
             raw, types = token_texts_with_types(lexer, text, engine)
             texts, names, _ = normalised(raw, types, lexer.name, norm)
             return lexer.name, texts, names, raw

@@ -27,6 +27,7 @@ from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
+from minhashdup.source.fastlex.splice import Versions
 from minhashdup.source.significant import (
     significant_tokens,
     significant_tokens_with_lines,
@@ -276,14 +277,24 @@ def _instance(cls: type[Lexer]) -> Lexer:
 ENGINES = ("fast", "pygments")
 
 
-def token_texts(lexer: Lexer, text: str, engine: str = "fast") -> list[str]:
+def token_texts(
+    lexer: Lexer, text: str, engine: str = "fast", versions: Versions | None = None, path: str = ""
+) -> list[str]:
     """:func:`significant_tokens` as a list, by the chosen engine.
 
     ``fast`` runs :class:`minhashdup.source.fastlex.FastLexer` for the lexers it reproduces exactly
-    and pygments itself for the others; ``pygments`` always runs pygments.
+    and pygments itself for the others; ``pygments`` always runs pygments. With ``versions``
+    (the fast engine only), the file at ``path`` may take the tail it shares with an earlier
+    version of it from that version's lex, which is exact (:mod:`.fastlex.splice`).
     """
     if engine == "fast":
         fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+        if fast is not None and versions is not None and fast.behind is not None:
+            key, base, record = versions.take(path, type(lexer))
+            tokens, lexed = fast.significant_tokens_after(text, base, record)
+            if lexed is not None:
+                versions.keep(key, type(lexer), lexed)
+            return tokens
         if fast is not None:
             return fast.significant_tokens(text)
     return list(significant_tokens(lexer, text))

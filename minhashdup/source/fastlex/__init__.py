@@ -22,12 +22,15 @@ Modules: :mod:`.states` joins a state's rules (and narrows them by first charact
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import Keyword, Name, _TokenType
 
 from minhashdup.source.fastlex.scan import scan, tracker
-from minhashdup.source.fastlex.states import Rule, States
+from minhashdup.source.fastlex.splice import Lexed, Splice, spliceable
+from minhashdup.source.fastlex.states import Rule, States, every_plan
 
 __all__ = ["FastLexer", "supported"]
 
@@ -79,6 +82,25 @@ class FastLexer:
         text), so a dropped token costs one regex call and no tuple.
         """
         return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None)
+
+    def significant_tokens_after(self, text: str, base: Lexed | None, record: bool) -> tuple[list[str], Lexed | None]:
+        """:meth:`significant_tokens`, the tokens of the tail ``text`` shares with ``base`` (an
+        earlier version of it, lexed by this lexer) taken from the base's where that is exact
+        (:mod:`.splice`); with ``record``, also this lex as a base for a later version."""
+        text = self.lexer._preprocess_lexer_input(text)
+        behind = self.behind
+        if behind is None:
+            return scan(self.lexer, self.states, text, None), None
+        splice = Splice(text, base, behind, record)
+        tokens = scan(self.lexer, self.states, text, None, splice=splice)
+        return tokens, None if splice.marks is None else Lexed(text, tokens, splice.marks)
+
+    @functools.cached_property
+    def behind(self) -> int | None:
+        """How far back this lexer's patterns read, when a tail may be taken from a base
+        (:func:`.splice.spliceable`); ``None`` when it may not."""
+        tokendefs = type(self.lexer)._tokens
+        return spliceable(tokendefs, every_plan(tokendefs))
 
     def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
         """:meth:`significant_tokens` and the pygments type of each kept token."""

@@ -8,11 +8,12 @@ changes, callbacks and positions no rule matches follow pygments line for line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
+from minhashdup.source.fastlex.splice import NEVER, Splice
 from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
@@ -26,17 +27,28 @@ At = Callable[[int, _TokenType], None]
 # so does one that also changes state (MOVES), the stack changed here; the rest (callbacks,
 # no rule matching, a state run rule by rule) is pygments' loop, in :func:`_step`. The look-up
 # fails (KeyError, or IndexError at the text's end) only where State.pattern_at must decide:
-# try costs nothing when nothing is raised.
-def scan(lexer: Any, states: States, text: str, at: At | None, start: tuple[str, ...] = ("root",)) -> list[str]:
+# try costs nothing when nothing is raised. A splice is called where it asks (one int compare).
+def scan(
+    lexer: Any,
+    states: States,
+    text: str,
+    at: At | None,
+    start: tuple[str, ...] = ("root",),
+    splice: Splice | None = None,
+) -> list[str]:
     """The kept tokens of preprocessed ``text`` lexed from the state stack ``start``; ``at`` (if
-    any) is told each one's offset and type."""
+    any) is told each one's offset and type; ``splice`` (if any) at the positions it asks for
+    (:attr:`.splice.Splice.due`, then as it says), which may complete the tokens from a base's."""
     out: list[str] = []
+    due = NEVER if splice is None else splice.due
     fast_keep, fast_drop, unless_blank, moves = KEEP, DROP, KEEP_UNLESS_BLANK, MOVES  # locals
     pos = 0
     stack = list(start)
     state = states[stack[-1]]
     table = state.table  # looked up on a change of state only
     while True:
+        if pos >= due and (due := cast(Splice, splice).at(pos, stack, out)) < 0:
+            return out  # completed from a base's tokens
         try:
             joined: Joined | None = table[text[pos]]
         except (KeyError, IndexError):

@@ -57,6 +57,11 @@ def _plan(rule: Rule) -> Plan:
     return Plan(rexmatch, action, new_state, kind)
 
 
+def every_plan(tokendefs: dict[str, list[Rule]]) -> list[Plan]:
+    """The plan of every rule of every state of a lexer's ``tokendefs``."""
+    return [_plan(rule) for rules in tokendefs.values() for rule in rules]
+
+
 _BYGROUPS = bygroups(Text).__code__  # the code of pygments' bygroups callbacks, this version
 
 

@@ -1,0 +1,221 @@
+"""A version's tail taken from an earlier version's lex: the same tokens as lexing it afresh."""
+
+from __future__ import annotations
+
+import re
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pygments.lexer import RegexLexer
+from pygments.lexers import get_lexer_by_name
+from pygments.token import Name, Text
+
+from minhashdup.engine import workers
+from minhashdup.source.fastlex import FastLexer, splice
+from minhashdup.source.fastlex.scan import scan
+from minhashdup.source.fastlex.splice import Lexed, Splice, Versions, family, lookbehind, shared_tail
+from minhashdup.source.walk import FileEntry
+from tests.test_fastlex import FRAGMENTS, JUNK
+
+
+def _fast(name: str) -> FastLexer:
+    return FastLexer(get_lexer_by_name(name, stripnl=False, ensurenl=True))
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+def test_the_main_languages_may_take_tails(name: str) -> None:
+    assert _fast(name).behind is not None
+
+
+def _versions(data: st.DataObject, name: str) -> list[str]:
+    """A text and two later versions of it, each an edit (a run of pieces replaced) of the one before."""
+    pieces = st.sampled_from(FRAGMENTS[name] + JUNK)
+    texts = ["".join(data.draw(st.lists(pieces, max_size=30), label="first"))]
+    for n in range(2):
+        before = texts[-1]
+        start = data.draw(st.integers(0, len(before)), label=f"start {n}")
+        end = data.draw(st.integers(start, len(before)), label=f"end {n}")
+        middle = "".join(data.draw(st.lists(pieces, max_size=4), label=f"middle {n}"))
+        texts.append(before[:start] + middle + before[end:])
+    return texts
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_tails_taken_from_earlier_versions_are_the_tokens_lexed_afresh(name: str, data: st.DataObject) -> None:
+    fast = _fast(name)
+    stride = splice.STRIDE
+    splice.STRIDE = data.draw(st.integers(1, 6), label="stride")  # marks almost everywhere: every splice point tried
+    try:
+        base = None
+        for text in _versions(data, name):  # the third takes from the second, whose marks came partly from the first
+            tokens, base = fast.significant_tokens_after(text, base, True)
+            assert tokens == fast.significant_tokens(text)
+    finally:
+        splice.STRIDE = stride
+
+
+def _lexed(fast: FastLexer, text: str, base: Lexed | None) -> tuple[list[str], Splice]:
+    text = fast.lexer._preprocess_lexer_input(text)
+    assert fast.behind is not None
+    where = Splice(text, base, fast.behind, True)
+    tokens = scan(fast.lexer, fast.states, text, None, splice=where)
+    return tokens, where
+
+
+GO = """package main
+
+import "fmt"
+
+func add(a, b int) int {
+\treturn a + b
+}
+
+func main() {
+\tfor i := 0; i < 10; i++ {
+\t\tfmt.Println(add(i, i*2), "done")
+\t}
+}
+"""
+
+
+def test_an_edit_near_the_start_takes_the_rest_from_the_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "STRIDE", 8)
+    fast = _fast("go")
+    first, where = _lexed(fast, GO, None)
+    assert where.taken == 0 and where.marks
+    edited = GO.replace("a + b", "a - b + 1")
+    second, where = _lexed(fast, edited, Lexed(fast.lexer._preprocess_lexer_input(GO), first, where.marks or {}))
+    assert second == fast.significant_tokens(edited)
+    assert where.taken > len(second) // 2  # most of main() came from the base
+
+
+def test_a_tail_lexed_in_another_state_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unclosed triple quote puts the whole tail in a string state: the base's marks there
+    # hold the root stack, so none matches and the tail is lexed (one string token).
+    monkeypatch.setattr(splice, "STRIDE", 1)
+    fast = _fast("python")
+    text = "def f(a):\n    return a + 1\n\nx = f(2)\ny = [x, x]\n"
+    first, where = _lexed(fast, text, None)
+    edited = '"""' + text
+    base = Lexed(fast.lexer._preprocess_lexer_input(text), first, where.marks or {})
+    second, where = _lexed(fast, edited, base)
+    assert where.taken == 0
+    assert second == fast.significant_tokens(edited)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "behind"),
+    [
+        (r"abc", 0, 0),
+        (r"abc$", re.M, 0),
+        (r"\Aabc", 0, 0),
+        (r"\bword\b", 0, 1),
+        (r"^#", re.M, 1),
+        (r"(?<=ab)c", 0, 2),
+        (r"(?<!\.)name", 0, 1),
+        (r"x(?=(?<=xyz))", 0, 3),
+        (r"(?<=a(?<=bc))d", 0, 3),
+        (r"(a|(?<=qq)b)+", 0, 2),
+    ],
+)
+def test_lookbehind_is_how_far_a_pattern_reads_back(pattern: str, flags: int, behind: int) -> None:
+    assert lookbehind(sre_parse.parse(pattern, flags)) == behind
+
+
+class _Counting(RegexLexer):
+    """A lexer with a callback that is code: it may read the text anywhere."""
+
+    name = "counting"
+
+    def _word(lexer: Any, match: Any) -> Any:
+        yield match.start(), Name, match.group()
+
+    tokens = {"root": [(r"\w+", _word), (r"\s+", Text), (r".", Text)]}  # noqa: RUF012 - pygments' form
+
+
+def test_a_lexer_with_a_code_callback_never_takes_a_tail() -> None:
+    fast = FastLexer(_Counting(stripnl=False))
+    assert fast.behind is None
+    tokens, lexed = fast.significant_tokens_after("a b c", None, True)
+    assert tokens == ["a", "b", "c"] and lexed is None
+
+
+@pytest.mark.parametrize(("a", "b", "tail"), [("", "", 0), ("abc", "xbc", 2), ("abc", "abc", 3), ("bc", "abc", 2)])
+def test_shared_tail(a: str, b: str, tail: int) -> None:
+    assert shared_tail(a, b) == tail
+
+
+def test_versions_keep_a_base_while_one_of_its_family_is_left() -> None:
+    versions = Versions(["r1/net/http/server.go", "r2/net/http/server.go", "r1/os/file.go"])
+    assert family("r1/net/http/server.go") == "http/server.go"
+    key, base, record = versions.take("r1/net/http/server.go", FastLexer)
+    assert (key, base, record) == ("http/server.go", None, True)
+    lexed = Lexed("text", ["text"], {})
+    versions.keep(key, FastLexer, lexed)
+    assert versions.take("r2/net/http/server.go", FastLexer) == ("http/server.go", lexed, False)
+    assert versions.take("r1/os/file.go", FastLexer)[1:] == (None, False)  # alone in its family: nothing kept
+    versions.keep(key, FastLexer, lexed)
+    assert versions.take("r3/net/http/server.go", object)[1] is None  # another lexer: not its base
+
+
+def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> None:
+    # Sizes all differ but for copies of a file between two versions (a size group within a
+    # family). (Groups of one size across families join those families' batches: see _batches.)
+    names = [f"r{r}/pkg{p}/f{f}.go" for r in range(3) for p in range(6) for f in range(4)]
+    files = [FileEntry(n, n, 1000 + (i - 24 if i % 5 == 0 and i >= 48 else i)) for i, n in enumerate(names)]
+    batches = workers._batches(files, workers.Recipe(5), 2)
+    where = {item.number: (b, k) for b, (items, _, _) in enumerate(batches) for k, item in enumerate(items)}
+    assert sorted(where) == list(range(len(files)))
+    by_family: dict[str, list[int]] = {}
+    for i, entry in enumerate(files):
+        by_family.setdefault(family(entry.path), []).append(i)
+    for members in by_family.values():
+        assert len({where[i][0] for i in members}) == 1  # one batch
+        order = sorted(members, key=lambda i: where[i][1])
+        assert [files[i].path for i in order] == sorted(files[i].path for i in members)
+    for group in workers.same_size(files):
+        assert len({where[i][0] for i in group}) == 1
+    totals = [sum(item.size for item in items) for items, _, _ in batches]
+    assert totals == sorted(totals, reverse=True)
+
+
+def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies = [GO, GO.replace("a + b", "a + b*2"), GO.replace("a + b", "a + b*2").replace('"done"', '"ok"')]
+    files = []
+    for r, body in enumerate(bodies):
+        path = tmp_path / f"go-1.{r}" / "src" / "main.go"
+        path.parent.mkdir(parents=True)
+        path.write_text(body)
+        files.append(FileEntry(str(path), str(path), len(body)))
+    monkeypatch.setattr(splice, "STRIDE", 4)
+    taken: list[int] = []
+    real = Splice._take
+    monkeypatch.setattr(Splice, "_take", lambda self, *a: (real(self, *a), taken.append(self.taken)))
+    batch = (tuple(workers._item(files, i) for i in range(3)), workers.Recipe(5), ())
+    together = workers._extract_batch(batch)
+    assert len(taken) == 2 and all(taken)  # the second and third took their tails
+    alone = [workers.extract_batch([entry], workers.Recipe(5))[0] for entry in files]
+    assert [r.tokens for r in together] == [r.tokens for r in alone]
+    assert all((r.shingles == a.shingles).all() for r, a in zip(together, alone, strict=True))
+
+
+def test_what_a_pattern_reads_behind_the_shared_tail_is_not_taken_for_granted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # C's `#if 0` block is a comment only at a line's start (^ reads the character before): the
+    # two texts share the tail from `#` on, and lex it apart.
+    monkeypatch.setattr(splice, "STRIDE", 1)
+    fast = _fast("c")
+    text = "int a;\n#if 0\nint hidden;\n#endif\nint b;\n"
+    first, where = _lexed(fast, text, None)
+    assert "hidden" not in first
+    edited = text.replace(";\n#if", "; #if")
+    base = Lexed(fast.lexer._preprocess_lexer_input(text), first, where.marks or {})
+    second, where = _lexed(fast, edited, base)
+    assert second == fast.significant_tokens(edited)
+    assert "hidden" in second and where.taken > 0
