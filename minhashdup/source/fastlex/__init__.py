@@ -93,7 +93,7 @@ class FastLexer:
             return scan(self.lexer, self.states, text, None), None
         splice = Splice(text, base, behind, record)
         tokens = scan(self.lexer, self.states, text, None, splice=splice)
-        return tokens, None if splice.marks is None else Lexed(text, tokens, splice.marks)
+        return tokens, None if splice.marks is None else Lexed(text, tokens, splice.marks, splice.taken)
 
     @functools.cached_property
     def behind(self) -> int | None:

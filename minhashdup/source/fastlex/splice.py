@@ -35,11 +35,13 @@ Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the sta
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Lexed:
-    """A text as lexed (preprocessed), its kept tokens and the marks recorded on the way."""
+    """A text as lexed (preprocessed), its kept tokens, the marks recorded on the way, and how
+    many of its tokens (the last) were taken from a base's."""
 
     text: str
     tokens: list[str]
     marks: dict[int, Mark]
+    taken: int = 0
 
 
 def lookbehind(pattern: sre_parse.SubPattern) -> int:
