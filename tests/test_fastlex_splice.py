@@ -163,6 +163,17 @@ def test_versions_keep_a_base_while_one_of_its_family_is_left() -> None:
     assert versions.take("r3/net/http/server.go", object)[1] is None  # another lexer: not its base
 
 
+def test_versions_keep_no_more_than_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "KEEP_CHARS", 10)
+    versions = Versions([f"r{r}/p{p}/a.go" for r in range(2) for p in range(3)])
+    for p in range(3):
+        key, _, record = versions.take(f"r0/p{p}/a.go", FastLexer)
+        assert record
+        versions.keep(key, FastLexer, Lexed("four", [], {}))
+    assert [versions.take(f"r1/p{p}/a.go", FastLexer)[1] is not None for p in range(3)] == [True, True, False]
+    assert versions.chars == 0  # all given back
+
+
 def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> None:
     # Sizes all differ but for copies of a file between two versions (a size group within a
     # family). (Groups of one size across families join those families' batches: see _batches.)

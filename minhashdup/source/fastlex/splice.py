@@ -156,9 +156,15 @@ def family(path: str) -> str:
     return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
 
 
+#: The most characters of text :class:`Versions` keeps lexed at once (their tokens and marks
+#: besides): a batch whose files' sizes interleave many families keeps no more.
+KEEP_CHARS = 4_000_000
+
+
 class Versions:
     """The bases kept for later versions among a run of files (a batch): the last one lexed
-    of each :func:`family` for as long as one of that family is still to come."""
+    of each :func:`family` for as long as one of that family is still to come, within
+    :data:`KEEP_CHARS`."""
 
     def __init__(self, paths: list[str]) -> None:
         self.left: dict[str, int] = {}
@@ -166,6 +172,7 @@ class Versions:
             key = family(path)
             self.left[key] = self.left.get(key, 0) + 1
         self.bases: dict[str, tuple[type, Lexed]] = {}
+        self.chars = 0  # of the texts kept
 
     def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
         """For the file at ``path`` lexed by ``lexer`` now: its family, the base it may take a
@@ -174,9 +181,12 @@ class Versions:
         left = self.left.get(key, 1) - 1
         self.left[key] = left
         kept = self.bases.pop(key, None)
+        self.chars -= 0 if kept is None else len(kept[1].text)
         base = kept[1] if kept is not None and kept[0] is lexer else None
         return key, base, left > 0
 
     def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
-        """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``."""
-        self.bases[key] = (lexer, lexed)
+        """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""
+        if self.chars + len(lexed.text) <= KEEP_CHARS:
+            self.bases[key] = (lexer, lexed)
+            self.chars += len(lexed.text)
