@@ -150,26 +150,58 @@ def test_shared_tail(a: str, b: str, tail: int) -> None:
     assert shared_tail(a, b) == tail
 
 
+def _walked_as_read(paths: list[str]) -> Versions:
+    return Versions([(p, p) for p in paths])
+
+
 def test_versions_keep_a_base_while_one_of_its_family_is_left() -> None:
-    versions = Versions(["r1/net/http/server.go", "r2/net/http/server.go", "r1/os/file.go"])
+    versions = _walked_as_read(
+        ["r1/net/http/server.go", "r2/net/http/server.go", "r3/net/http/server.go", "r1/os/file.go"]
+    )
     assert family("r1/net/http/server.go") == "http/server.go"
     key, base, record = versions.take("r1/net/http/server.go", FastLexer)
     assert (key, base, record) == ("http/server.go", None, True)
     lexed = Lexed("text", ["text"], {})
     versions.keep(key, FastLexer, lexed)
-    assert versions.take("r2/net/http/server.go", FastLexer) == ("http/server.go", lexed, False)
+    versions.passed("r1/net/http/server.go")
+    assert versions.take("r2/net/http/server.go", object)[1:] == (None, True)  # another lexer: not its base
+    versions.passed("r2/net/http/server.go")
     assert versions.take("r1/os/file.go", FastLexer)[1:] == (None, False)  # alone in its family: nothing kept
-    versions.keep(key, FastLexer, lexed)
-    assert versions.take("r3/net/http/server.go", object)[1] is None  # another lexer: not its base
+    versions.keep("os/file.go", FastLexer, lexed)
+    assert versions.chars == 0
+
+
+def test_a_family_s_base_goes_with_its_last_file_lexed_or_not() -> None:
+    # The second is a copy (never lexed, never asks for a base), the third skipped: the first's
+    # lex is kept until the third has passed, then given back.
+    versions = _walked_as_read(["r1/p/a.go", "r2/p/a.go", "r3/p/a.go"])
+    key, _, _ = versions.take("r1/p/a.go", FastLexer)
+    versions.keep(key, FastLexer, Lexed("text", ["text"], {}))
+    for path in ("r1/p/a.go", "r2/p/a.go"):
+        versions.passed(path)
+    assert versions.chars == 4
+    versions.passed("r3/p/a.go")
+    assert versions.chars == 0 and not versions.bases
+
+
+def test_versions_find_a_file_s_family_by_the_path_it_was_walked_by() -> None:
+    # Files reached through links are read by their targets' paths (a content store's names).
+    versions = Versions([("r1/p/a.go", "/store/3f2a"), ("r2/p/a.go", "/store/9c41")])
+    key, _, record = versions.take("/store/3f2a", FastLexer)
+    assert (key, record) == ("p/a.go", True)
+    versions.keep(key, FastLexer, Lexed("text", ["text"], {}))
+    versions.passed("/store/3f2a")
+    assert versions.take("/store/9c41", FastLexer)[1] is not None
 
 
 def test_versions_keep_no_more_than_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(splice, "KEEP_CHARS", 10)
-    versions = Versions([f"r{r}/p{p}/a.go" for r in range(2) for p in range(3)])
+    versions = _walked_as_read([f"r{r}/p{p}/a.go" for r in range(2) for p in range(3)])
     for p in range(3):
         key, _, record = versions.take(f"r0/p{p}/a.go", FastLexer)
         assert record
         versions.keep(key, FastLexer, Lexed("four", [], {}))
+        versions.passed(f"r0/p{p}/a.go")
     assert [versions.take(f"r1/p{p}/a.go", FastLexer)[1] is not None for p in range(3)] == [True, True, False]
     assert versions.chars == 0  # all given back
 

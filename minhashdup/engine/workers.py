@@ -4,11 +4,10 @@ many files, in batches, largest first, with a file that kills its worker isolate
 (:class:`~minhashdup.source.extracted.ReadEntry`, from the cache) goes to its worker with them
 and is not read again. Each content is lexed once per run: files that may be byte-identical (the
 same size) share a batch, where the first of each content is lexed and the others
-(:func:`~minhashdup.source.extract.alike`) take its result (``copied``). After a worker died
-too: the files left then run one per task in one process, which keeps the memo of the batch
-they come from (a copy need not be looked for in another batch). A file that kills its worker
-is read here and its copies are reported with it, not lexed (:func:`_killer`): they would kill
-one worker each, and the main process once the scan gives up on workers.
+(:func:`~minhashdup.source.extract.alike`) take its result (``copied``), even after a worker
+died (the files left run one per task in one process, which keeps the memo of the batch they
+come from). A file that kills its worker is read here and its copies are reported with it, not
+lexed (:func:`_killer`): they would kill one worker each, and the main process after that.
 """
 
 from __future__ import annotations
@@ -99,21 +98,23 @@ _Seen = dict[tuple[bytes, extract.Alike], Extracted]
 def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
     """The batch's files, each content lexed once (``seen``: see :func:`extract.extract_file`;
     one for the batch when not given): a file byte-identical to one done earlier, and alike,
-    takes its result as one lexed in this batch would. A whole batch (no ``seen``) keeps its
-    files' earlier versions' lexes for the tails they share (``Versions``; see :func:`_batches`)."""
+    takes its result as one lexed in this batch would. The batch keeps its files' earlier
+    versions' lexes for the tails they share (``Versions``; see :func:`_batches`)."""
     items, r, earlier = batch
-    versions = Versions([item.path for item in items]) if seen is None else None
+    versions = Versions([(item.path, item.real) for item in items])
     seen = {} if seen is None else seen
     for done in earlier:
         key = (cast(bytes, done.result.digest), extract.alike(done.name, done.check_generated, done.data_ok))
         seen.setdefault(key, done.result)
-    # Looked up on the module at each call, so that a replaced extract_file is the one run.
-    return [
-        extract.extract_file(
-            index, path, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen, versions
+    results = []
+    for index, _, real, data, check, ok, *_ in items:
+        # Looked up on the module at each call, so that a replaced extract_file is the one run.
+        one = extract.extract_file(
+            index, real, r.shingle, r.family, r.engine, r.timeout, r.max_size, data, check, ok, r.norm, seen, versions
         )
-        for index, _, path, data, check, ok, *_ in items
-    ]
+        results.append(one)
+        versions.passed(real)
+    return results
 
 
 #: In the process that runs files one by one after a worker died (:meth:`_Workers._isolate`): the
@@ -380,11 +381,10 @@ def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
 
 
 def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_Batch]:
-    # Batches small enough that the last ones balance the workers and large enough to amortise
-    # pickling, the largest first (longest-processing-time scheduling). Files that may be
-    # byte-identical (same_size) go in one batch, where the first lexed serves the others alike;
-    # so do the versions of a file (its family, .fastlex.splice), in path order, each taking the
-    # tail it shares with the one before (a batch is cut between families, or at 4 x its size).
+    # Batches small enough to balance the workers at the end and large enough to amortise pickling,
+    # the largest first (LPT scheduling). Files that may be byte-identical (same_size) share one,
+    # where the first lexed serves the others alike; so do a file's versions (.fastlex.splice), in
+    # path order, each taking the tail it shares with the one before (cut between families or at 4x).
     size = max(1, min(32, len(files) // (workers * 8)))
     groups = sorted(same_size(files), key=lambda group: (family(files[group[0]].path), files[group[0]].path))
     batches: list[list[int]] = [[]]

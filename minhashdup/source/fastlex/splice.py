@@ -156,37 +156,51 @@ def family(path: str) -> str:
     return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
 
 
-#: The most characters of text :class:`Versions` keeps lexed at once (their tokens and marks
-#: besides): a batch whose files' sizes interleave many families keeps no more.
+#: The most characters of text :class:`Versions` keeps lexed at once (with their tokens and
+#: marks, ~20 bytes a character: ~80 MB): a batch whose files' sizes interleave many families
+#: keeps no more.
 KEEP_CHARS = 4_000_000
 
 
 class Versions:
     """The bases kept for later versions among a run of files (a batch): the last one lexed
     of each :func:`family` for as long as one of that family is still to come, within
-    :data:`KEEP_CHARS`."""
+    :data:`KEEP_CHARS`. ``files``: each file's path as walked (its family) and the path it is
+    read by (what :meth:`take` and :meth:`passed` are given); the run calls :meth:`passed`
+    after each file, lexed or not (a copy, a skip), so a family's base goes with its last file."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, files: list[tuple[str, str]]) -> None:
+        self.family = {read: family(walked) for walked, read in files}
         self.left: dict[str, int] = {}
-        for path in paths:
-            key = family(path)
+        for key in self.family.values():
             self.left[key] = self.left.get(key, 0) + 1
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
 
     def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
-        """For the file at ``path`` lexed by ``lexer`` now: its family, the base it may take a
-        tail from, and whether to record its lex for a later one (one of its family is left)."""
-        key = family(path)
-        left = self.left.get(key, 1) - 1
-        self.left[key] = left
-        kept = self.bases.pop(key, None)
-        self.chars -= 0 if kept is None else len(kept[1].text)
+        """For the file read at ``path`` lexed by ``lexer`` now: its family, the base it may take
+        a tail from, and whether to record its lex for a later one (one of its family is left)."""
+        key = self.family.get(path) or family(path)
+        kept = self._drop(key)
         base = kept[1] if kept is not None and kept[0] is lexer else None
-        return key, base, left > 0
+        return key, base, self.left.get(key, 0) > 1
 
     def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
         """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""
-        if self.chars + len(lexed.text) <= KEEP_CHARS:
+        if self.left.get(key, 0) > 1 and self.chars + len(lexed.text) <= KEEP_CHARS:
             self.bases[key] = (lexer, lexed)
             self.chars += len(lexed.text)
+
+    def passed(self, path: str) -> None:
+        """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
+        to come; the family's base goes with the last."""
+        key = self.family.get(path) or family(path)
+        left = self.left.get(key, 1) - 1
+        self.left[key] = left
+        if left <= 0:
+            self._drop(key)
+
+    def _drop(self, key: str) -> tuple[type, Lexed] | None:
+        kept = self.bases.pop(key, None)
+        self.chars -= 0 if kept is None else len(kept[1].text)
+        return kept
