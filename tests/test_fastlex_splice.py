@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from minhashdup.engine import workers
 from minhashdup.source.fastlex import FastLexer, splice
 from minhashdup.source.fastlex.scan import scan
 from minhashdup.source.fastlex.splice import Lexed, Splice, Versions, family, lookbehind, shared_tail
+from minhashdup.source.patterns import parser as sre_parse
 from minhashdup.source.walk import FileEntry
 from tests.test_fastlex import FRAGMENTS, JUNK
 

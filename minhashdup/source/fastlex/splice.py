@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from re import _constants as sre_c  # type: ignore[attr-defined]  # the parser's node codes
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+from minhashdup.source.patterns import parser as sre_parse  # its node codes too, as sre_parse has them
 
 #: Characters between two recorded positions of a lex (at most this many past the start of the
 #: shared tail are lexed again before a recorded position is met).
@@ -29,7 +29,7 @@ STRIDE = 256
 #: Larger than any position: no mark due.
 NEVER = 1 << 62
 
-_FORWARD_ATS = {sre_c.AT_END, sre_c.AT_END_LINE, sre_c.AT_END_STRING, sre_c.AT_BEGINNING_STRING}
+_FORWARD_ATS = {sre_parse.AT_END, sre_parse.AT_END_LINE, sre_parse.AT_END_STRING, sre_parse.AT_BEGINNING_STRING}
 Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the stack there
 
 
@@ -49,10 +49,10 @@ def lookbehind(pattern: sre_parse.SubPattern) -> int:
     zero-width assertion of what precedes, ``\\b``, ``^``: 1; a lookbehind: its width)."""
     most = 0
     for op, av in pattern.data:
-        if op in (sre_c.ASSERT, sre_c.ASSERT_NOT) and av[0] < 0:
+        if op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT) and av[0] < 0:
             width = av[1].getwidth()[1]
             most = max(most, width + lookbehind(av[1]))
-        elif op is sre_c.AT:
+        elif op is sre_parse.AT:
             most = max(most, 0 if av in _FORWARD_ATS else 1)
         else:
             most = max(most, max((lookbehind(p) for p in _nested(av)), default=0))
