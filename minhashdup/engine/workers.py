@@ -386,14 +386,12 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_
     # where the first lexed serves the others alike; so do a file's versions (.fastlex.splice), in
     # path order, each taking the tail it shares with the one before (cut between families or at 4x).
     size = max(1, min(32, len(files) // (workers * 8)))
-    groups = sorted(same_size(files), key=lambda group: (family(files[group[0]].path), files[group[0]].path))
+    groups = sorted((family(files[g[0]].path), files[g[0]].path, g) for g in same_size(files))
     batches: list[list[int]] = [[]]
-    for k, group in enumerate(groups):
+    for k, (key, _, group) in enumerate(groups):
         batches[-1] += group
-        after = groups[k + 1] if k + 1 < len(groups) else None
-        full = len(batches[-1]) >= size
-        apart = after is None or family(files[after[0]].path) != family(files[group[0]].path)
-        if (full and apart) or len(batches[-1]) >= 4 * size:
+        apart = k + 1 == len(groups) or groups[k + 1][0] != key
+        if (len(batches[-1]) >= size and apart) or len(batches[-1]) >= 4 * size:
             batches.append([])
     batches = [b for b in batches if b]
     batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in path order
