@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import numpy as np
 from hypothesis import given, settings
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from minhashdup.core.cluster import components, roots
 from minhashdup.core.exact import all_pairs, prefix_length, size_bound, verify
+from minhashdup.core.pairs import Groups, expand, named_groups
 
 small_sets = st.lists(st.sets(st.integers(0, 12), max_size=10), min_size=2, max_size=8)
 
@@ -114,3 +116,30 @@ def test_prefix_length_never_cut_by_rounding() -> None:
     for t in (0.1, 0.3, 0.7, 0.9, 1.0):
         exact = np.array([n - math.ceil(round(t * n, 9)) + 1 if n else 0 for n in sizes.tolist()])
         assert (prefix_length(sizes, t) >= np.minimum(exact, sizes)).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 3), min_size=2, max_size=7),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from([0.5, 0.75, 1.0])), max_size=12),
+    st.randoms(use_true_random=False),
+)
+def test_expand_lists_pairs_by_jaccard_then_paths(
+    sizes: list[int], edges: list[tuple[int, int, float]], rng: random.Random
+) -> None:
+    # Paths named so that a group's order, the edges' order and the pairs' order all differ:
+    # ties in Jaccard (the values repeat, and identical groups give 1.0) sort by path a, then b.
+    names = [f"{rng.choice('zmab')}{k:02d}.go" for k in range(sum(sizes))]
+    members, start = [], 0
+    for n in sizes:
+        members.append(list(range(start, start + n)))
+        start += n
+    groups = named_groups(names, np.full(len(names), 10), Groups(members))
+    ends = [(a % len(sizes), b % len(sizes), j) for a, b, j in edges]
+    picked = {(min(a, b), max(a, b)): j for a, b, j in ends if a != b}
+    ok = np.array(sorted(picked, reverse=True), dtype=np.int64).reshape(-1, 2)
+    jac = np.array([picked[tuple(e)] for e in ok.tolist()], dtype=np.float64)
+    listed, total = expand(groups, ok, np.full(len(ok), 5), jac, jac)
+    keys = [(-p.jaccard, p.a, p.b) for p in listed]
+    assert keys == sorted(keys) and all(p.a < p.b for p in listed)
+    assert len({(p.a, p.b) for p in listed}) == len(listed) == total  # small groups: every pair listed

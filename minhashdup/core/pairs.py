@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -256,7 +257,10 @@ def expand(
             else [(ga.files[0], gb.files[0])]
         )
         out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)
-    out.sort(key=lambda p: (-p.jaccard, p.a, p.b))
+    # By Jaccard descending, then path: two stable sorts by C-level keys (a Python key per pair
+    # built a tuple each, a sixth of a second for the 45k pairs of four Go releases).
+    out.sort(key=operator.attrgetter("a", "b"))
+    out.sort(key=operator.attrgetter("jaccard"), reverse=True)  # stable with reverse too
     return out, total
 
 
