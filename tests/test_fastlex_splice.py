@@ -16,6 +16,7 @@ from minhashdup.engine import workers
 from minhashdup.source.fastlex import FastLexer, splice
 from minhashdup.source.fastlex.scan import scan
 from minhashdup.source.fastlex.splice import Lexed, Splice, Versions, family, lookbehind, shared_tail
+from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.patterns import parser as sre_parse
 from minhashdup.source.walk import FileEntry
 from tests.test_fastlex import FRAGMENTS, JUNK
@@ -51,10 +52,12 @@ def test_tails_taken_from_earlier_versions_are_the_tokens_lexed_afresh(name: str
     stride = splice.STRIDE
     splice.STRIDE = data.draw(st.integers(1, 6), label="stride")  # marks almost everywhere: every splice point tried
     try:
-        base = None
+        base = typed = None
         for text in _versions(data, name):  # the third takes from the second, whose marks came partly from the first
             tokens, base = fast.significant_tokens_after(text, base, True)
             assert tokens == fast.significant_tokens(text)
+            with_types, types, typed = fast.significant_tokens_with_types_after(text, typed, True)
+            assert (with_types, types) == fast.significant_tokens_with_types(text)  # the types taken too
     finally:
         splice.STRIDE = stride
 
@@ -92,6 +95,22 @@ def test_an_edit_near_the_start_takes_the_rest_from_the_base(monkeypatch: pytest
     second, where = _lexed(fast, edited, Lexed(fast.lexer._preprocess_lexer_input(GO), first, where.marks or {}))
     assert second == fast.significant_tokens(edited)
     assert where.taken > len(second) // 2  # most of main() came from the base
+
+
+def test_a_lex_with_types_takes_a_tail_from_a_base_with_types_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "STRIDE", 8)
+    fast = _fast("go")
+    edited = GO.replace("a + b", "a - b + 1")
+    _, untyped = fast.significant_tokens_after(GO, None, True)
+    _, _, typed = fast.significant_tokens_with_types_after(GO, None, True)
+    assert untyped is not None and untyped.types is None and typed is not None and typed.types is not None
+    tokens, types, from_untyped = fast.significant_tokens_with_types_after(edited, untyped, True)
+    assert from_untyped is not None and from_untyped.taken == 0  # no types to take: lexed afresh
+    assert (tokens, types) == fast.significant_tokens_with_types(edited)
+    tokens, types, from_typed = fast.significant_tokens_with_types_after(edited, typed, True)
+    assert from_typed is not None and from_typed.taken > len(tokens) // 2
+    assert (tokens, types) == fast.significant_tokens_with_types(edited)
+    assert types[-from_typed.taken :] == typed.types[-from_typed.taken :]
 
 
 def test_a_tail_lexed_in_another_state_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,8 +246,9 @@ def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> N
     assert totals == sorted(totals, reverse=True)
 
 
+@pytest.mark.parametrize("norm", [VERBATIM, Normalisation(identifiers=True, literals=True)])
 def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, norm: Normalisation
 ) -> None:
     bodies = [GO, GO.replace("a + b", "a + b*2"), GO.replace("a + b", "a + b*2").replace('"done"', '"ok"')]
     files = []
@@ -241,12 +261,15 @@ def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
     taken: list[int] = []
     real = Splice._take
     monkeypatch.setattr(Splice, "_take", lambda self, *a: (real(self, *a), taken.append(self.taken)))
-    batch = (tuple(workers._item(files, i) for i in range(3)), workers.Recipe(5), ())
+    recipe = workers.Recipe(5, norm=norm)
+    batch = (tuple(workers._item(files, i) for i in range(3)), recipe, ())
     together = workers._extract_batch(batch)
     assert len(taken) == 2 and all(taken)  # the second and third took their tails
-    alone = [workers.extract_batch([entry], workers.Recipe(5))[0] for entry in files]
+    alone = [workers.extract_batch([entry], recipe)[0] for entry in files]
     assert [r.tokens for r in together] == [r.tokens for r in alone]
     assert all((r.shingles == a.shingles).all() for r, a in zip(together, alone, strict=True))
+    verbatim = [(r.verbatim is None, r.verbatim and r.verbatim[0].tolist()) for r in together]
+    assert verbatim == [(a.verbatim is None, a.verbatim and a.verbatim[0].tolist()) for a in alone]
 
 
 def test_what_a_pattern_reads_behind_the_shared_tail_is_not_taken_for_granted(monkeypatch: pytest.MonkeyPatch) -> None:

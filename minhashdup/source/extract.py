@@ -198,7 +198,7 @@ def _lexed(
                 return kind
             if not norm.active:
                 return lexer.name, token_texts(lexer, text, engine, versions, path), None, None
-            raw, types = token_texts_with_types(lexer, text, engine)
+            raw, types = token_texts_with_types(lexer, text, engine, versions, path)
             texts, names, _ = normalised(raw, types, lexer.name, norm)
             return lexer.name, texts, names, raw
     except LexTimeout:

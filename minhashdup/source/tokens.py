@@ -300,11 +300,20 @@ def token_texts(
     return list(significant_tokens(lexer, text))
 
 
-def token_texts_with_types(lexer: Lexer, text: str, engine: str = "fast") -> tuple[list[str], list[_TokenType]]:
-    """:func:`token_texts` and each token's pygments type, by the chosen engine (the same types)."""
+def token_texts_with_types(
+    lexer: Lexer, text: str, engine: str = "fast", versions: Versions | None = None, path: str = ""
+) -> tuple[list[str], list[_TokenType]]:
+    """:func:`token_texts` and each token's pygments type, by the chosen engine (the same types);
+    ``versions`` and ``path`` as there: a tail taken from an earlier version has its types too."""
     fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
     if fast is None:
         return significant_tokens_with_types(lexer, text)
+    if versions is not None and fast.behind is not None:
+        key, base, record = versions.take(path, type(lexer))
+        tokens, types, lexed = fast.significant_tokens_with_types_after(text, base, record)
+        if lexed is not None:
+            versions.keep(key, type(lexer), lexed)
+        return tokens, types
     return fast.significant_tokens_with_types(text)
 
 

@@ -23,6 +23,7 @@ Modules: :mod:`.states` joins a state's rules (and narrows them by first charact
 from __future__ import annotations
 
 import functools
+from typing import cast
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
@@ -107,6 +108,24 @@ class FastLexer:
         types: list[_TokenType] = []
         texts = scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types))
         return texts, self._retyped(texts, types)
+
+    def significant_tokens_with_types_after(
+        self, text: str, base: Lexed | None, record: bool
+    ) -> tuple[list[str], list[_TokenType], Lexed | None]:
+        """:meth:`significant_tokens_with_types` as :meth:`significant_tokens_after` takes a tail:
+        the taken tokens' types are the base's (a base lexed without types gives none)."""
+        text = self.lexer._preprocess_lexer_input(text)
+        types: list[_TokenType] = []
+        if self.behind is None:
+            texts = scan(self.lexer, self.states, text, tracker(None, types))
+            return texts, self._retyped(texts, types), None
+        splice = Splice(text, base if base is not None and base.types is not None else None, self.behind, record)
+        texts = scan(self.lexer, self.states, text, tracker(None, types), splice=splice)
+        if splice.taken:  # the scan called the tracker for the tokens it lexed, not for those taken
+            kept = cast(list[_TokenType], cast(Lexed, splice.base).types)
+            types += kept[len(kept) - splice.taken :]
+        lexed = None if splice.marks is None else Lexed(text, texts, splice.marks, splice.taken, list(types))
+        return texts, self._retyped(texts, types), lexed
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
         """:meth:`significant_tokens` and the 1-based line each kept token starts on."""

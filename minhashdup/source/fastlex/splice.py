@@ -35,13 +35,15 @@ Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the sta
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Lexed:
-    """A text as lexed (preprocessed), its kept tokens, the marks recorded on the way, and how
-    many of its tokens (the last) were taken from a base's."""
+    """A text as lexed (preprocessed), its kept tokens, the marks recorded on the way, how
+    many of its tokens (the last) were taken from a base's, and the tokens' pygments types when
+    the lex tracked them (a lex that needs them takes a tail only from a base that has them)."""
 
     text: str
     tokens: list[str]
     marks: dict[int, Mark]
     taken: int = 0
+    types: list[Any] | None = None
 
 
 def lookbehind(pattern: sre_parse.SubPattern) -> int:
