@@ -10,19 +10,20 @@ import json
 import random
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygments.lexers import get_lexer_for_filename
-from pygments.token import Literal, Name, Punctuation, String
+from pygments.token import Keyword, Literal, Name, Number, Operator, Punctuation, String
 
 from minhashdup import Config, compare, scan
 from minhashdup.core.pairs import drop_common
 from minhashdup.errors import ExitCode
 from minhashdup.source.extract import extract_file
-from minhashdup.source.normalise import Normalisation
+from minhashdup.source.normalise import _NAME, IDENTIFIER, LITERAL, NEWLINE_STATEMENTS, Normalisation, _kind, normalised
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_tokens, render_go, run
 
@@ -320,3 +321,59 @@ def test_the_verbatim_jaccard_needs_no_second_lex_with_the_cache(
     assert lexed == [] and plain.stats.cache["lexed"] == 0  # a default scan finds them in the cache
     [p] = [p for p in plain.pairs if {Path(p.a).name, Path(p.b).name} == {"copy.py", "orig.py"}]
     assert p.jaccard == pytest.approx(pair.jaccard_verbatim)
+
+
+_TYPED = [
+    ("x", Name),
+    ("self", Name.Builtin.Pseudo),
+    ("len", Name.Builtin),
+    ("f", Name.Function),
+    ("if", Keyword),
+    ('"', String),
+    ("ab", String),
+    ("\\n", String.Escape),
+    ("12", Number),
+    (";", Punctuation),
+    (";", Operator),  # a ';' the lexer does not call punctuation is kept
+    ("(", Punctuation),
+]
+
+
+def _by_the_rules(tokens: list[tuple[str, Any]], newline_statements: bool, norm: Normalisation) -> list[tuple]:
+    # The rules as the docs state them, one token at a time: a ';' of punctuation is layout in
+    # a newline-statement language; a run of string tokens is one literal, a number another;
+    # a name (a pseudo-builtin such as self too, not a builtin or a function name's kind kept
+    # by _KEPT_NAMES) becomes the placeholder and keeps its own text as its name.
+    out: list[tuple] = []
+    previous_string = False
+    for line, (text, ttype) in enumerate(tokens, 1):
+        if newline_statements and text == ";" and ttype in Punctuation:
+            continue
+        is_string = ttype in String
+        if norm.literals and (is_string or (ttype in Literal and not is_string)):
+            if not (is_string and previous_string):
+                out.append((LITERAL, "", line))
+            previous_string = is_string
+            continue
+        previous_string = False
+        named = norm.identifiers and ttype in Name and _kind(ttype) == _NAME
+        out.append((IDENTIFIER if named else text, text if named else "", line))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_TYPED), max_size=40),
+    st.sampled_from(["Go", "Java"]),
+    st.sampled_from([Normalisation(identifiers=True), Normalisation(literals=True), Normalisation(True, True)]),
+)
+def test_normalised_follows_its_rules_token_by_token(
+    tokens: list[tuple[str, Any]], lexer: str, norm: Normalisation
+) -> None:
+    texts, types = [t for t, _ in tokens], [k for _, k in tokens]
+    got = normalised(texts, types, lexer, norm, list(range(1, len(tokens) + 1)))
+    want = _by_the_rules(tokens, lexer in NEWLINE_STATEMENTS, norm)
+    assert got.texts == [t for t, _, _ in want] and got.lines == [n for _, _, n in want]
+    assert got.names == ([name for _, name, _ in want] if norm.identifiers else None)
+    with pytest.raises(ValueError):  # a type for each token, or no answer
+        normalised([*texts, "x"], types, lexer, norm)
