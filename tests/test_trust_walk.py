@@ -379,3 +379,25 @@ def test_chain_of_5000_folders_ends_with_the_paths_too_long_reported(tmp_path: P
     assert len(depths) > 1000
     assert {_why(s) for s in result.skips} == {(SkipReason.UNREADABLE, "File name too long")}
     assert all(len(os.fsencode(s.path)) >= 4000 for s in result.skips)
+
+
+def test_a_gitignore_line_not_utf8_is_left_out_alone(make_tree: TreeFactory) -> None:
+    # As git reads it, the file ignores b.go; the line of other bytes cannot be matched as written:
+    # it alone is left out, with a warning, and b.go stays ignored.
+    root = make_tree({"sub/a.go": GO, "sub/b.go": GO})
+    (root / "sub" / ".gitignore").write_bytes(b"b.go\n\xff\xfe.go\n")
+    result = walk([str(root)])
+    files, skips = _rel(result, root)
+    assert files == ["sub/.gitignore", "sub/a.go"] and skips["sub/b.go"][0] == SkipReason.GITIGNORED
+    path = root / "sub" / ".gitignore"
+    assert result.warnings == [f"{path}: line 2 not UTF-8; that rule is not applied, so the files it lists are scanned"]
+
+
+def test_a_negation_not_utf8_leaves_the_whole_gitignore_out(make_tree: TreeFactory) -> None:
+    # Leaving out "!..." alone could ignore what git keeps: the file's rules are not applied at all.
+    root = make_tree({"sub/a.go": GO, "sub/b.go": GO})
+    (root / "sub" / ".gitignore").write_bytes(b"*.go\n!\xff.go\n")
+    result = walk([str(root)])
+    files, _ = _rel(result, root)
+    assert files == ["sub/.gitignore", "sub/a.go", "sub/b.go"]
+    assert len(result.warnings) == 1 and result.warnings[0].endswith(NOT_APPLIED)

@@ -254,13 +254,23 @@ def _read_ignore_file(
     """The rules of one ignore file; ``None`` when there is none, or with a warning when it is not usable.
 
     Read by :func:`read_rules_file`; a pattern that cannot be compiled leaves the whole file out,
-    with a warning.
+    with a warning. So does a negation that is not UTF-8; any other line that is not is left out
+    alone, with a warning: removing a rule that ignores can only scan more files, not fewer.
     """
     text = read_rules_file(path, shown, warnings, follow)
     if text is None:
         return None
+    lines = text.splitlines()
+    bad = [n for n, line in enumerate(lines) if any("\udc80" <= c <= "\udcff" for c in line)]  # surrogateescape
+    if bad and not any(lines[n].startswith("!") for n in bad):
+        numbers = ", ".join(str(n + 1) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        warnings.append(
+            f"{shown or path}: line {numbers} not UTF-8; that rule is not applied, so the files it lists are scanned"
+        )
+        left_out = set(bad)
+        lines = ["" if n in left_out else line for n, line in enumerate(lines)]
     try:
-        return _compile(text.splitlines())
+        return _compile(lines)
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
