@@ -54,24 +54,31 @@ def main() -> None:
         print(f"{root}: {walked} files, {distinct} distinct contents")
     versions = [("before", args.before), ("after", None)] if args.before else [("now", None)]
     ratios: dict[str, list[float]] = {label: [] for label, _ in versions}
+    walls: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in versions}
     for turn in range(args.rounds):
         # Each round scans one release then four, by each version (their order reversed every
         # other round): the machine's speed drifts by a fifth over minutes, so a ratio is taken
         # within a round, and the median of the rounds reported.
         for label, pythonpath in versions if turn % 2 == 0 else versions[::-1]:
-            walls = []
+            pair = []
             for root in (one, every):
                 wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
                 stats = json.loads(out)["stats"]
-                walls.append(wall)
+                pair.append(wall)
                 size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
                 print(f"round {turn + 1} {label}: {root}: {size}; {not_lexing(stats)}")
-            ratios[label].append(walls[1] / walls[0])
-            print(f"round {turn + 1} {label}: four releases / one release = {walls[1] / walls[0]:.2f}")
+            ratios[label].append(pair[1] / pair[0])
+            walls[label][0].append(pair[0])
+            walls[label][1].append(pair[1])
+            print(f"round {turn + 1} {label}: four releases / one release = {pair[1] / pair[0]:.2f}")
     for label, values in ratios.items():
         rounds = ", ".join(f"{r:.2f}" for r in values)
         median = statistics.median(values)
         print(f"{label}: four releases / one release, median of {len(values)} = {median:.2f} ({rounds})")
+        # The one-release scan swings most (4.5-7 s in one run): the medians of each scan's walls
+        # are less moved by one slow round than the median of the ratios.
+        one_wall, four_wall = (statistics.median(w) for w in walls[label])
+        print(f"{label}: median walls {four_wall:.2f} s / {one_wall:.2f} s = {four_wall / one_wall:.2f}")
 
 
 if __name__ == "__main__":
