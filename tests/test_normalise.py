@@ -23,7 +23,7 @@ from minhashdup import Config, compare, scan
 from minhashdup.core.pairs import drop_common
 from minhashdup.errors import ExitCode
 from minhashdup.source.extract import extract_file
-from minhashdup.source.normalise import _NAME, IDENTIFIER, LITERAL, NEWLINE_STATEMENTS, Normalisation, _kind, normalised
+from minhashdup.source.normalise import IDENTIFIER, LITERAL, NEWLINE_STATEMENTS, Normalisation, normalised
 
 from .conftest import TreeFactory, go_file, near_copy, oracle_jaccard, oracle_tokens, render_go, run
 
@@ -342,8 +342,8 @@ _TYPED = [
 def _by_the_rules(tokens: list[tuple[str, Any]], newline_statements: bool, norm: Normalisation) -> list[tuple]:
     # The rules as the docs state them, one token at a time: a ';' of punctuation is layout in
     # a newline-statement language; a run of string tokens is one literal, a number another;
-    # a name (a pseudo-builtin such as self too, not a builtin or a function name's kind kept
-    # by _KEPT_NAMES) becomes the placeholder and keeps its own text as its name.
+    # a name (a pseudo-builtin such as self too, not a builtin such as len) becomes the
+    # placeholder and keeps its own text as its name. (The token pool has no other kept kind.)
     out: list[tuple] = []
     previous_string = False
     for line, (text, ttype) in enumerate(tokens, 1):
@@ -356,7 +356,8 @@ def _by_the_rules(tokens: list[tuple[str, Any]], newline_statements: bool, norm:
             previous_string = is_string
             continue
         previous_string = False
-        named = norm.identifiers and ttype in Name and _kind(ttype) == _NAME
+        builtin = ttype in Name.Builtin and ttype not in Name.Builtin.Pseudo  # len, print: kept as written
+        named = norm.identifiers and ttype in Name and not builtin
         out.append((IDENTIFIER if named else text, text if named else "", line))
     return out
 

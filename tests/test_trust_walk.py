@@ -401,3 +401,32 @@ def test_a_negation_not_utf8_leaves_the_whole_gitignore_out(make_tree: TreeFacto
     files, _ = _rel(result, root)
     assert files == ["sub/.gitignore", "sub/a.go", "sub/b.go"]
     assert len(result.warnings) == 1 and result.warnings[0].endswith(NOT_APPLIED)
+
+
+def _walked_names(root: Path, ignore: bytes, names: list[bytes]) -> tuple[set[bytes], list[str]]:
+    """The files walked in ``root`` (names as bytes) with a .gitignore of ``ignore`` beside
+    ``names``, and the walk's warnings."""
+    (root / ".gitignore").write_bytes(ignore)
+    for name in names:
+        with open(os.path.join(bytes(root), name), "wb") as out:
+            out.write(GO.encode())
+    result = walk([str(root)])
+    return {os.fsencode(os.path.basename(f.path)) for f in result.files}, result.warnings
+
+
+@pytest.mark.parametrize(
+    ("ignore", "names", "kept"),
+    [
+        # git's answers (git ls-files -o --exclude-standard, git 2.39) unless noted:
+        (b"x\x0cb.go\r\nc.go\r\n", [b"x", b"b.go", b"x\x0cb.go", b"c.go"], {b"x", b"b.go"}),  # lines end at \n only
+        (b"\xef\xbb\xbfb.go\n", [b"b.go", b"a.go"], {b"a.go"}),  # a byte-order mark is not part of the pattern
+        # A negation that is not UTF-8, whole (a \r inside a line does not end it) or after another
+        # such line: the whole file is left out (git keeps a\rb\xff.go, ignores z.go; we scan both).
+        (b"*.go\n!a\rb\xff.go\n", [b"a\rb\xff.go", b"z.go"], {b"a\rb\xff.go", b"z.go"}),
+        (b"b.go\n\xfe.go\n!\xff.go\n", [b"b.go", b"\xff.go"], {b"b.go", b"\xff.go"}),
+    ],
+)
+def test_gitignore_lines_are_git_s_lines(tmp_path: Path, ignore: bytes, names: list[bytes], kept: set[bytes]) -> None:
+    files, warnings = _walked_names(tmp_path, ignore, names)
+    assert files - {b".gitignore"} == kept
+    assert all(NOT_APPLIED in w for w in warnings) and (len(warnings) == 1) == (b"!" in ignore)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.ignore import matchable, prefix_of, read_rules_file, repository_folders
+from minhashdup.source.ignore import git_lines, matchable, prefix_of, read_rules_file, repository_folders
 
 #: The attributes read, by the kind of file they mark.
 GENERATED, VENDORED = "linguist-generated", "linguist-vendored"
@@ -72,7 +72,7 @@ def parse(text: str) -> Lines:
 
     out = []
     matcher = re2.Set.SearchSet()  # each regex is anchored at both ends already
-    for raw in matchable(text).splitlines():  # bytes that are not UTF-8 as U+FFFD, as in the paths
+    for raw in git_lines(matchable(text)):  # bytes that are not UTF-8 as U+FFFD, as in the paths
         fields = raw.split()
         if len(fields) < 2 or fields[0].startswith(("#", "[attr]", "!", '"')):
             continue  # comments, macros, negated (invalid) and quoted patterns

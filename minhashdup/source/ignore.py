@@ -260,7 +260,7 @@ def _read_ignore_file(
     text = read_rules_file(path, shown, warnings, follow)
     if text is None:
         return None
-    lines = text.splitlines()
+    lines = git_lines(text)
     bad = [n for n, line in enumerate(lines) if any("\udc80" <= c <= "\udcff" for c in line)]  # surrogateescape
     if bad and not any(lines[n].startswith("!") for n in bad):
         numbers = ", ".join(str(n + 1) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
@@ -274,6 +274,21 @@ def _read_ignore_file(
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
+
+
+def git_lines(text: str) -> list[str]:
+    """The lines of a rules file as git reads them: split at ``\\n`` only (not at the other line
+    breaks ``str.splitlines`` knows: ``\\r``, form feed, U+2028...), one ``\\r`` before it
+    dropped, a byte-order mark at the start left out.
+
+    Example:
+        >>> git_lines("\\ufeffa.go\\r\\nb\\rc\\x0cd\\n\\ne")
+        ['a.go', 'b\\rc\\x0cd', '', 'e']
+    """
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: bool = False) -> str | None:

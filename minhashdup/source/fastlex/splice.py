@@ -158,7 +158,7 @@ def family(path: str) -> str:
     return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
 
 
-#: The most characters of text :class:`Versions` keeps lexed at once (with their tokens and
+#: The most characters of text :class:`Versions` keeps lexed at once (with their tokens, types and
 #: marks, ~20 bytes a character: ~80 MB): a batch whose files' sizes interleave many families
 #: keeps no more.
 KEEP_CHARS = 4_000_000
