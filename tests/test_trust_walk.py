@@ -430,3 +430,21 @@ def test_gitignore_lines_are_git_s_lines(tmp_path: Path, ignore: bytes, names: l
     files, warnings = _walked_names(tmp_path, ignore, names)
     assert files - {b".gitignore"} == kept
     assert all(NOT_APPLIED in w for w in warnings) and (len(warnings) == 1) == (b"!" in ignore)
+
+
+@pytest.mark.parametrize(
+    ("rules", "kept"),
+    [
+        # git's answers (git ls-files -o --exclude-standard, git 2.39): what lies inside d, not d
+        ("d/**\n!d/keep.go\n", ["d/keep.go"]),
+        ("d/**/\n", ["d/keep.go", "d/x.go"]),  # folders inside d only
+        ("d/**/\n!d/sub/\n", ["d/keep.go", "d/sub/y.go", "d/x.go"]),
+        ("/d/**  \n!/d/sub/\n!/d/sub/*.go\n", ["d/sub/y.go"]),
+    ],
+)
+def test_a_trailing_globstar_names_what_is_inside_a_folder_as_in_git(
+    make_tree: TreeFactory, rules: str, kept: list[str]
+) -> None:
+    root = make_tree({".gitignore": rules, "x.go": GO, "d/x.go": GO, "d/keep.go": GO, "d/sub/y.go": GO})
+    files, _ = _rel(walk([str(root)]), root)
+    assert sorted(files) == sorted([".gitignore", "x.go", *kept])

@@ -270,10 +270,28 @@ def _read_ignore_file(
         left_out = set(bad)
         lines = ["" if n in left_out else line for n, line in enumerate(lines)]
     try:
-        return _compile(lines)
+        return _compile([inside(line) for line in lines])
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
+
+
+def inside(pattern: str) -> str:
+    """``X/**`` as ``X/**/*``, ``X/**/`` as ``X/**/*/``: the same paths in git, what lies inside
+    ``X`` (folders only with the trailing ``/``), not ``X``. pathspec matches the folder ``X``
+    itself with both forms, and with the second the files in it: ``X`` was left out whole, and a
+    negation inside it (``!X/keep.go``, which git applies) was never reached.
+
+    Example:
+        >>> [inside(p) for p in ("build/**", "!build/**/", "build/**  ", "**", "a/b**", "#x/**")]
+        ['build/**/*', '!build/**/*/', 'build/**/*', '**', 'a/b**', '#x/**/*']
+    """
+    body = pattern.rstrip(" ")  # git drops trailing spaces that are not escaped
+    if body.endswith("/**"):
+        return body + "/*"
+    if body.endswith("/**/"):
+        return body + "*/"
+    return pattern
 
 
 def git_lines(text: str) -> list[str]:
