@@ -56,7 +56,8 @@ def test_tails_taken_from_earlier_versions_are_the_tokens_lexed_afresh(name: str
         for text in _versions(data, name):  # the third takes from the second, whose marks came partly from the first
             tokens, base = fast.significant_tokens_after(text, base, True)
             assert tokens == fast.significant_tokens(text)
-            with_types, types, typed = fast.significant_tokens_with_types_after(text, typed, True)
+            types: list[Any] = []
+            with_types, typed = fast.significant_tokens_after(text, typed, True, types)
             assert (with_types, types) == fast.significant_tokens_with_types(text)  # the types taken too
     finally:
         splice.STRIDE = stride
@@ -102,12 +103,14 @@ def test_a_lex_with_types_takes_a_tail_from_a_base_with_types_only(monkeypatch: 
     fast = _fast("go")
     edited = GO.replace("a + b", "a - b + 1")
     _, untyped = fast.significant_tokens_after(GO, None, True)
-    _, _, typed = fast.significant_tokens_with_types_after(GO, None, True)
+    _, typed = fast.significant_tokens_after(GO, None, True, [])
     assert untyped is not None and untyped.types is None and typed is not None and typed.types is not None
-    tokens, types, from_untyped = fast.significant_tokens_with_types_after(edited, untyped, True)
+    types: list[Any] = []
+    tokens, from_untyped = fast.significant_tokens_after(edited, untyped, True, types)
     assert from_untyped is not None and from_untyped.taken == 0  # no types to take: lexed afresh
     assert (tokens, types) == fast.significant_tokens_with_types(edited)
-    tokens, types, from_typed = fast.significant_tokens_with_types_after(edited, typed, True)
+    types = []
+    tokens, from_typed = fast.significant_tokens_after(edited, typed, True, types)
     assert from_typed is not None and from_typed.taken > len(tokens) // 2
     assert (tokens, types) == fast.significant_tokens_with_types(edited)
     assert types[-from_typed.taken :] == typed.types[-from_typed.taken :]

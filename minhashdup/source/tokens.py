@@ -289,12 +289,8 @@ def token_texts(
     """
     if engine == "fast":
         fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
-        if fast is not None and versions is not None and fast.behind is not None:
-            key, base, record = versions.take(path, type(lexer))
-            tokens, lexed = fast.significant_tokens_after(text, base, record)
-            if lexed is not None:
-                versions.keep(key, type(lexer), lexed)
-            return tokens
+        if fast is not None and versions is not None:
+            return _spliced(fast, lexer, text, versions, path)
         if fast is not None:
             return fast.significant_tokens(text)
     return list(significant_tokens(lexer, text))
@@ -308,13 +304,24 @@ def token_texts_with_types(
     fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
     if fast is None:
         return significant_tokens_with_types(lexer, text)
-    if versions is not None and fast.behind is not None:
-        key, base, record = versions.take(path, type(lexer))
-        tokens, types, lexed = fast.significant_tokens_with_types_after(text, base, record)
-        if lexed is not None:
-            versions.keep(key, type(lexer), lexed)
-        return tokens, types
+    if versions is not None:
+        types: list[_TokenType] = []
+        return _spliced(fast, lexer, text, versions, path, types), types
     return fast.significant_tokens_with_types(text)
+
+
+def _spliced(
+    fast: FastLexer, lexer: Lexer, text: str, versions: Versions, path: str, types: list[_TokenType] | None = None
+) -> list[str]:
+    """The fast engine's tokens of the file at ``path`` among ``versions``: the tail it shares with
+    the version of it lexed before taken from that lex, its own lex kept for the next (with
+    ``types``: see :meth:`.FastLexer.significant_tokens_after`; a lexer that cannot take tails
+    gives no lex to keep)."""
+    key, base, record = versions.take(path, type(lexer))
+    tokens, lexed = fast.significant_tokens_after(text, base, record, types)
+    if lexed is not None:
+        versions.keep(key, type(lexer), lexed)
+    return tokens
 
 
 def token_texts_with_lines_and_types(

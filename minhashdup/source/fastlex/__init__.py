@@ -84,17 +84,34 @@ class FastLexer:
         """
         return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None)
 
-    def significant_tokens_after(self, text: str, base: Lexed | None, record: bool) -> tuple[list[str], Lexed | None]:
+    def significant_tokens_after(
+        self, text: str, base: Lexed | None, record: bool, types: list[_TokenType] | None = None
+    ) -> tuple[list[str], Lexed | None]:
         """:meth:`significant_tokens`, the tokens of the tail ``text`` shares with ``base`` (an
         earlier version of it, lexed by this lexer) taken from the base's where that is exact
-        (:mod:`.splice`); with ``record``, also this lex as a base for a later version."""
+        (:mod:`.splice`); with ``record``, also this lex as a base for a later version. With
+        ``types`` (a list), each kept token's pygments type is appended to it, as
+        :meth:`significant_tokens_with_types` gives them: a taken tail's are the base's, and a
+        base lexed without types gives no tail."""
         text = self.lexer._preprocess_lexer_input(text)
-        behind = self.behind
-        if behind is None:
-            return scan(self.lexer, self.states, text, None), None
-        splice = Splice(text, base, behind, record)
-        tokens = scan(self.lexer, self.states, text, None, splice=splice)
-        return tokens, None if splice.marks is None else Lexed(text, tokens, splice.marks, splice.taken)
+        at = None if types is None else tracker(None, types)
+        lexed = None
+        if self.behind is None:
+            tokens = scan(self.lexer, self.states, text, at)
+        else:
+            if types is not None and base is not None and base.types is None:
+                base = None
+            splice = Splice(text, base, self.behind, record)
+            tokens = scan(self.lexer, self.states, text, at, splice=splice)
+            if types is not None and splice.taken:  # the scan called ``at`` for the tokens it lexed only
+                taken = cast(list[_TokenType], cast(Lexed, base).types)
+                types += taken[len(taken) - splice.taken :]
+            if splice.marks is not None:  # the types as lexed: retyped below, in place
+                kept = None if types is None else list(types)
+                lexed = Lexed(text, tokens, splice.marks, splice.taken, kept)
+        if types is not None:
+            self._retyped(tokens, types)
+        return tokens, lexed
 
     @functools.cached_property
     def behind(self) -> int | None:
@@ -108,24 +125,6 @@ class FastLexer:
         types: list[_TokenType] = []
         texts = scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types))
         return texts, self._retyped(texts, types)
-
-    def significant_tokens_with_types_after(
-        self, text: str, base: Lexed | None, record: bool
-    ) -> tuple[list[str], list[_TokenType], Lexed | None]:
-        """:meth:`significant_tokens_with_types` as :meth:`significant_tokens_after` takes a tail:
-        the taken tokens' types are the base's (a base lexed without types gives none)."""
-        text = self.lexer._preprocess_lexer_input(text)
-        types: list[_TokenType] = []
-        if self.behind is None:
-            texts = scan(self.lexer, self.states, text, tracker(None, types))
-            return texts, self._retyped(texts, types), None
-        splice = Splice(text, base if base is not None and base.types is not None else None, self.behind, record)
-        texts = scan(self.lexer, self.states, text, tracker(None, types), splice=splice)
-        if splice.taken:  # the scan called the tracker for the tokens it lexed, not for those taken
-            kept = cast(list[_TokenType], cast(Lexed, splice.base).types)
-            types += kept[len(kept) - splice.taken :]
-        lexed = None if splice.marks is None else Lexed(text, texts, splice.marks, splice.taken, list(types))
-        return texts, self._retyped(texts, types), lexed
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
         """:meth:`significant_tokens` and the 1-based line each kept token starts on."""
