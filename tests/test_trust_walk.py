@@ -448,3 +448,11 @@ def test_a_trailing_globstar_names_what_is_inside_a_folder_as_in_git(
     root = make_tree({".gitignore": rules, "x.go": GO, "d/x.go": GO, "d/keep.go": GO, "d/sub/y.go": GO})
     files, _ = _rel(walk([str(root)]), root)
     assert sorted(files) == sorted([".gitignore", "x.go", *kept])
+
+
+def test_an_exclude_glob_reads_a_trailing_globstar_as_an_ignore_file_does(make_tree: TreeFactory) -> None:
+    # The globs are gitignore syntax too: d/** leaves out what is inside d, so the negation after
+    # it brings d/keep.go back, as the same two lines in a .gitignore do.
+    root = make_tree({"x.go": GO, "d/x.go": GO, "d/keep.go": GO, "d/sub/y.go": GO})
+    files, _ = _rel(walk([str(root)], exclude=["d/**", "!d/keep.go"]), root)
+    assert sorted(files) == ["d/keep.go", "x.go"]

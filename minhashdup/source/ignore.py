@@ -101,11 +101,15 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    """Raises ValueError: a pattern is invalid."""
+    """gitignore patterns as pathspec matches them (:func:`inside`).
+
+    Raises:
+        ValueError: a pattern is invalid.
+    """
     import pathspec
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines, backend=BACKEND)
+        return pathspec.GitIgnoreSpec.from_lines([inside(line) for line in lines], backend=BACKEND)
     except Exception as exc:  # pathspec raises several types for bad patterns
         raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
 
@@ -261,7 +265,7 @@ def _read_ignore_file(
     if text is None:
         return None
     lines = git_lines(text)
-    bad = [n for n, line in enumerate(lines) if any("\udc80" <= c <= "\udcff" for c in line)]  # surrogateescape
+    bad = [n for n, line in enumerate(lines) if matchable(line) != line]  # bytes not UTF-8 (surrogateescape)
     if bad and not any(lines[n].startswith("!") for n in bad):
         numbers = ", ".join(str(n + 1) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         warnings.append(
@@ -270,7 +274,7 @@ def _read_ignore_file(
         left_out = set(bad)
         lines = ["" if n in left_out else line for n, line in enumerate(lines)]
     try:
-        return _compile([inside(line) for line in lines])
+        return _compile(lines)
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
