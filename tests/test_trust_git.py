@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minhashdup.ci import git as project
+from minhashdup import gitrun
 from minhashdup.errors import ExitCode
 
 from .conftest import GIT_ENV, go_file, near_copy, render_go, run
@@ -150,11 +150,11 @@ def test_a_git_too_old_to_switch_off_the_repositorys_programs_is_refused(
 ) -> None:
     # git before 2.31 ignores GIT_CONFIG_COUNT: it would run the repository's fsmonitor and hooks.
     fake_git(tmp_path, monkeypatch, "--version", 'echo "git version 2.30.2"; exit 0')
-    project._check_version.cache_clear()
+    gitrun.check_version.cache_clear()
     try:
         code, out, err = run("scan", ".", "-q", "--fail-on-pairs", "--changed-since", "HEAD")
     finally:
-        project._check_version.cache_clear()
+        gitrun.check_version.cache_clear()
     assert code == ExitCode.USAGE and out == ""
     assert err == (
         "minhashdup: error: git 2.30 is older than 2.31, which minhashdup needs to switch off the repository's"
@@ -166,7 +166,7 @@ def test_the_callers_git_settings_are_kept_and_ours_come_after(monkeypatch: pyte
     monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.fsmonitor")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "/bin/evil")
-    env = project._safe_env(["a=b.c"])
+    env = gitrun.safe_env(["a=b.c"])
     keys = [(env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"]) for n in range(int(env["GIT_CONFIG_COUNT"]))]
     assert keys[0] == ("core.fsmonitor", "/bin/evil")
     assert keys.index(("core.fsmonitor", "false")) > 0  # the later setting wins

@@ -9,7 +9,7 @@ an unknown revision is a :class:`ChangesError` with a message that says what to 
 Git runs on a repository nobody has reviewed, so no value reaches it where an option could be
 (a revision is resolved with ``--end-of-options`` and passed on as its commit id), and the
 repository's own configuration may not run programs: ``core.fsmonitor``, hooks, filter drivers,
-external diff and textconv commands are switched off for every git call (see :func:`_git`).
+external diff and textconv commands are switched off for every git call (:mod:`minhashdup.gitrun`).
 """
 
 from __future__ import annotations
@@ -20,14 +20,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from minhashdup import gitrun
 from minhashdup.errors import MinhashdupError
 
 if TYPE_CHECKING:
-    import subprocess
-
     from minhashdup.analysis.regions import Project
-
-_GIT_TIMEOUT = 120
 
 
 class ChangesError(MinhashdupError):
@@ -160,106 +157,22 @@ def _names(top: str, *args: str) -> set[str]:
 
 
 def _git(folder: str, *args: str) -> str:
-    """The output of ``git -C folder args``, run with the repository's programs switched off.
+    """The output of ``git -C folder args``, run with the repository's programs switched off
+    (:func:`minhashdup.gitrun.git`).
 
     Raises:
         ChangesError: git is missing, fails, or takes more than two minutes.
     """
-    _check_version(folder)
-    # diff and ls-files may hash work-tree files, through the repository's filter drivers.
-    filters = _filter_drivers(folder) if args[0] in ("diff", "ls-files") else []
-    done = _run(folder, args, _safe_env(filters))
-    if done.returncode != 0:
-        message = _last_line(done)
-        if "not a git repository" in message:
-            raise ChangesError(f"{folder} is not inside a git repository; changed files come from git")
-        raise ChangesError(f"git {args[0]} in {folder} failed: {message}")
-    return done.stdout
+    try:
+        return gitrun.git(folder, *args)
+    except gitrun.GitError as err:
+        if "not a git repository" in err.said:
+            raise ChangesError(f"{folder} is not inside a git repository; changed files come from git") from None
+        if str(err).startswith("git is not installed"):
+            raise ChangesError(f"{err}; it is needed to list changed files") from None
+        raise ChangesError(str(err)) from None
 
-
-#: The oldest git that reads settings from ``GIT_CONFIG_COUNT`` (2.31, March 2021): an older one
-#: would ignore them and run the repository's programs.
-MIN_GIT = (2, 31)
-
-
-@functools.lru_cache(maxsize=1)
-def _check_version(folder: str) -> None:
-    """Raise ChangesError for a git older than :data:`MIN_GIT` (checked once per folder and process)."""
-    done = _run(folder, ("--version",), dict(os.environ))
-    found = re.search(r"(\d+)\.(\d+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        raise ChangesError(f"git --version failed: {_last_line(done)}")
-    if (int(found[1]), int(found[2])) < MIN_GIT:
-        raise ChangesError(
-            f"git {found[0]} is older than {'.'.join(map(str, MIN_GIT))}, which minhashdup needs to switch off"
-            " the repository's own programs (hooks, fsmonitor, filters); upgrade git"
-        )
-
-
-#: Repository settings that would run a program, switched off (as ``git -c`` would) for each call.
-_SAFE_CONFIG = (
-    ("core.fsmonitor", "false"),  # a program run on every index refresh
-    ("core.hooksPath", os.devnull),  # e.g. post-index-change, run when git rewrites the index
-    ("core.quotepath", "off"),  # names as they are, not octal escapes
-)
 
 #: Options of every ``git diff`` here: names only, and no program of the repository's (external
 #: diff or textconv driver).
 _DIFF = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv")
-
-
-def _safe_env(filters: Iterable[str]) -> dict[str, str]:
-    """The environment of a git call: ours, plus :data:`_SAFE_CONFIG` and an empty ``clean`` and
-    ``process`` command for each filter driver, passed as ``GIT_CONFIG_KEY_n``/``VALUE_n`` pairs
-    (after any the caller set) so that no name or value is ever parsed as ``key=value``.
-    """
-    settings = list(_SAFE_CONFIG)
-    for name in filters:
-        settings += [(f"filter.{name}.clean", ""), (f"filter.{name}.process", ""), (f"filter.{name}.required", "false")]
-    env = dict(os.environ)
-    try:
-        first = int(env.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        first = 0
-    for number, (key, value) in enumerate(settings, first):
-        env[f"GIT_CONFIG_KEY_{number}"] = key
-        env[f"GIT_CONFIG_VALUE_{number}"] = value
-    env["GIT_CONFIG_COUNT"] = str(first + len(settings))
-    env["GIT_OPTIONAL_LOCKS"] = "0"  # skip optional index refreshes where git honours it (status)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_NO_LAZY_FETCH"] = "1"  # a partial clone fetches nothing (git 2.44+; ignored before)
-    return env
-
-
-def _filter_drivers(folder: str) -> list[str]:
-    """Names of the filter drivers the configuration defines (``filter.<name>.clean``...)."""
-    done = _run(folder, ("config", "-z", "--name-only", "--get-regexp", r"^filter\."), _safe_env(()))
-    if done.returncode not in (0, 1):  # 1: none defined
-        raise ChangesError(f"git config in {folder} failed: {_last_line(done)}")
-    return sorted({name.split(".", 1)[1].rsplit(".", 1)[0] for name in done.stdout.split("\0") if name.count(".") >= 2})
-
-
-def _run(folder: str, args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    import subprocess  # not at start-up: a scan without a review runs no git
-
-    try:
-        return subprocess.run(
-            ["git", "--no-pager", "-C", folder, *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise ChangesError("git is not installed (or not on PATH); it is needed to list changed files") from None
-    except subprocess.TimeoutExpired:
-        raise ChangesError(f"git {args[0]} in {folder} took more than {_GIT_TIMEOUT} s") from None
-
-
-def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    """What a failed git call said last (its reason), else its exit status."""
-    lines = done.stderr.strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
