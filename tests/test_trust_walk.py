@@ -239,12 +239,18 @@ def test_gitignore_over_the_limit_is_not_applied(make_tree: TreeFactory) -> None
 
 
 def test_git_worktree_file_is_not_a_warning(make_tree: TreeFactory) -> None:
-    # In a linked worktree .git is a file: there is no .git/info/exclude to read, and nothing to say.
+    # In a linked worktree .git is a file: there is no .git/info/exclude to read, and nothing to say
+    # of it. Its gitdir is gone here, so git cannot list the tracked files: that is the warning.
     repo = make_tree({".git": "gitdir: /elsewhere/.git/worktrees/x\n", ".gitignore": "*.gen.go\n", "a.go": GO})
     (repo / "b.gen.go").write_text(GO)
     result = walk([str(repo)])
     assert _rel(result, repo)[0] == [".gitignore", "a.go"]  # the .git file is metadata, not source
-    assert result.warnings == []
+    assert [w for w in result.warnings if "exclude" in w] == []
+    assert [w.partition(": git rev-parse in ")[0] for w in result.warnings] == [str(repo)]
+    assert result.warnings[0].endswith(
+        "fatal: not a git repository: /elsewhere/.git/worktrees/x; files that .gitignore names are left out,"
+        " even those git tracks"
+    )
 
 
 def test_gitignore_nested_past_the_limit_is_not_applied(make_tree: TreeFactory) -> None:

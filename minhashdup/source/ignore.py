@@ -58,11 +58,63 @@ class Ignore(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """Glob rules in force under one folder: user globs plus the .gitignore chain."""
+    """Glob rules in force under one folder: user globs plus the .gitignore chain, and the
+    files git tracks under the root, which no .gitignore leaves out."""
 
     include: pathspec.GitIgnoreSpec | None
     exclude: pathspec.GitIgnoreSpec | None
     ignores: tuple[Ignore, ...]
+    tracked: Tracked | None = None
+
+
+class Tracked:
+    """What git tracks under one root (``root_real``), which no ``.gitignore`` leaves out, as in
+    git (else a change could hide a copy from its gate with ``.gitignore`` and ``git add -f``).
+    Asked of git (``ls-files``) the first time the walk would leave an entry out as gitignored;
+    the index is a witness of the walk. Where git cannot answer, a warning says so. A folder
+    left out but holding tracked files is walked for those only, as git keeps the rest out.
+    """
+
+    def __init__(self, root_real: str, warnings: list[str]) -> None:
+        self.root, self.warnings = root_real, warnings
+        self.files: frozenset[str] | None = None  # relative to the root; None: not asked yet
+        self.folders: frozenset[str] = frozenset()  # every folder holding a tracked file
+        self.walked_for_tracked: set[str] = set()  # ignored folders walked for their tracked files
+
+    def keeps(self, rel: str, is_dir: bool) -> bool:
+        """Whether the entry at ``rel``, which the rules leave out, is kept: a tracked file, or
+        a folder holding one (then walked for its tracked files only)."""
+        if self.files is None:
+            self.files, self.folders = self._ask()
+        if not is_dir:
+            return rel in self.files
+        if rel in self.folders or rel in self.files:  # in files: a submodule, a tracked link to a folder
+            self.walked_for_tracked.add(rel)
+            return True
+        return False
+
+    def under_ignored(self, rel: str) -> bool:
+        """Whether ``rel`` lies in a folder walked only for its tracked files."""
+        return bool(self.walked_for_tracked) and rel.rpartition("/")[0] in self.walked_for_tracked
+
+    def _ask(self) -> tuple[frozenset[str], frozenset[str]]:
+        from minhashdup import gitrun
+
+        try:
+            index = gitrun.git(self.root, "rev-parse", "--path-format=absolute", "--git-path", "index").strip()
+            saw_stat(index)  # before reading: a file added or removed changes the index's stat
+            names = gitrun.git(self.root, "ls-files", "-z", "--cached").split("\0")
+        except gitrun.GitError as err:
+            self.warnings.append(f"{self.root}: {err}; files that .gitignore names are left out, even those git tracks")
+            return frozenset(), frozenset()
+        files = frozenset(name for name in names if name)
+        folders: set[str] = set()
+        for name in files:
+            folder = name.rpartition("/")[0]
+            while folder and folder not in folders:  # up to a folder known already
+                folders.add(folder)
+                folder = folder.rpartition("/")[0]
+        return files, frozenset(folders)
 
 
 def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | None:
@@ -118,11 +170,13 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     """Why the entry ``name`` (at ``rel`` under the root) is left out, or ``None`` to keep it."""
     if name in VCS_DIRS:  # a file too: the ".git" file of a linked worktree or a submodule
         return SkipReason.VCS
-    rel = matchable(rel)
+    tracked, name_rel, rel = rules.tracked, rel, matchable(rel)
     probe = rel + "/" if is_dir else rel
     if rules.exclude is not None and rules.exclude.match_file(probe):
         return SkipReason.EXCLUDED
-    if _ignored(rel, is_dir, rules.ignores):
+    if (_ignored(rel, is_dir, rules.ignores) or (tracked is not None and tracked.under_ignored(name_rel))) and (
+        tracked is None or not tracked.keeps(name_rel, is_dir)
+    ):
         return SkipReason.GITIGNORED
     if not is_dir and rules.include is not None and not rules.include.match_file(rel):
         return SkipReason.NOT_INCLUDED
@@ -186,9 +240,13 @@ def _ignored(rel: str, is_dir: bool, ignores: Iterable[Ignore]) -> bool:
     return verdict
 
 
-def ignore_chain(root_real: str, warnings: list[str]) -> tuple[Ignore, ...]:
-    """The .gitignore files from the enclosing repository's top down to ``root_real``."""
+def root_rules(
+    include: pathspec.GitIgnoreSpec | None, exclude: pathspec.GitIgnoreSpec | None, root_real: str, warnings: list[str]
+) -> Rules:
+    """The rules at the root ``root_real``: the globs, the .gitignore files from the enclosing
+    repository's top down to it, and, in a repository, what git tracks (:class:`Tracked`)."""
     top, folders = repository_folders(root_real)
+    tracked = Tracked(root_real, warnings) if saw_exists(os.path.join(top, ".git")) else None
     chain: list[Ignore] = []
     # git follows a link for .git/info/exclude (not part of the tree), never for a .gitignore.
     info = _read_ignore_file(os.path.join(top, ".git", "info", "exclude"), None, warnings, follow=True)
@@ -198,7 +256,7 @@ def ignore_chain(root_real: str, warnings: list[str]) -> tuple[Ignore, ...]:
         spec = _read_ignore_file(os.path.join(folder, ".gitignore"), None, warnings)
         if spec is not None:
             chain.append(Ignore(spec, prefix_of(root_real, folder), 0))
-    return tuple(chain)
+    return Rules(include, exclude, tuple(chain), tracked)
 
 
 def repository_folders(root_real: str) -> tuple[str, list[str]]:

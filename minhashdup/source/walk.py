@@ -31,8 +31,8 @@ from minhashdup.source.ignore import (
     Rules,
     compile_globs,
     filtered,
-    ignore_chain,
     nesting_warning,
+    root_rules,
     with_folder_gitignore,
 )
 from minhashdup.source.kinds import Kinds, file_kind, vendored_path
@@ -219,9 +219,9 @@ def find(
             raise InputPathError(f"{given}: no such file or folder; check the PATH argument")
         if os.path.isdir(given):
             root_real = os.path.realpath(given)
-            chain = ignore_chain(root_real, walker.warnings) if gitignore else ()
+            rules = root_rules(inc, exc, root_real, walker.warnings) if gitignore else Rules(inc, exc, ())
             attributes = attribute_chain(root_real, walker.warnings)
-            walker.walk_root(given, root_real, Rules(inc, exc, chain), attributes, gitignore)
+            walker.walk_root(given, root_real, rules, attributes, gitignore)
         else:
             named = os.path.normpath(given).replace(os.sep, "/")
             walker.add_file(given, given, vendored=vendored_path(named), check_generated=False, data_ok=True)

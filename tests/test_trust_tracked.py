@@ -1,0 +1,163 @@
+"""A file git tracks is scanned whatever ``.gitignore`` says: it names files "that Git should
+ignore" among the untracked ones. Before, a change under review hid its own copy from the gate
+with a line in ``.gitignore`` and ``git add -f``. Each test uses a real git repository, and the
+walk is held to git's own answer (``ls-files --cached`` and ``--others --exclude-standard``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from minhashdup import gitrun
+from minhashdup.engine import pipeline
+from minhashdup.errors import ExitCode
+from minhashdup.source import witnesses
+from minhashdup.source.kinds import Kinds
+from minhashdup.source.walk import SkipReason, walk
+
+from .conftest import GIT_ENV, go_file, render_go, run
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True).stdout
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+def _repo(root: Path, files: dict[str, str], ignore: str) -> Path:
+    root.mkdir()
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / ".gitignore").write_text(ignore)
+    git(root, "init", "-q")
+    return root
+
+
+def _walked(root: Path, **options: object) -> set[str]:
+    return {os.path.relpath(f.path, root) for f in walk([str(root)], **options).files}  # type: ignore[arg-type]
+
+
+def _gits_files(root: Path) -> set[str]:
+    """What git counts as the project's files: tracked, or untracked and not ignored."""
+    listed = git(root, "ls-files", "-z", "--cached") + git(root, "ls-files", "-z", "--others", "--exclude-standard")
+    return {name for name in listed.split("\0") if name and (root / name).is_file()}
+
+
+def test_a_tracked_file_that_gitignore_names_is_scanned(tmp_path: Path) -> None:
+    files = {"a.go": "package a\n", "clone.go": "package a\n", "build/kept.go": "package b\n"}
+    files |= {"build/out.go": "package b\n", "build/deep/x.go": "package c\n", "junk.go": "package j\n"}
+    root = _repo(tmp_path / "r", files, "clone.go\nbuild/\njunk.go\n!build/out.go\n")
+    git(root, "add", "a.go", ".gitignore")
+    git(root, "add", "-f", "clone.go", "build/kept.go")
+    result = walk([str(root)])
+    assert _walked(root) == {".gitignore", "a.go", "clone.go", "build/kept.go"} == _gits_files(root)
+    ignored = {os.path.relpath(s.path, root) for s in result.skips if s.reason == SkipReason.GITIGNORED}
+    # Under an ignored folder, what git does not track stays out, a negation notwithstanding.
+    assert ignored == {"junk.go", "build/out.go", "build/deep"}
+    assert result.warnings == []
+
+
+def test_the_walk_finds_what_git_counts_as_the_projects_files(tmp_path: Path) -> None:
+    # Random trees, .gitignore files at two levels and random files forced into the index: the
+    # walk keeps exactly the files git tracks or would list as untracked.
+    names = ["a.go", "b.go", "c.txt", "d/e.go", "d/f.go", "d/g/h.go", "d/g/i.txt", "k/l.go", "k/m/n.go"]
+    patterns = ["*.txt", "d/", "g/", "k/*", "!k/l.go", "b.go", "/d/g", "**/n.go", "!d/f.go", "m"]
+    for case in range(25):
+        rng = random.Random(case)
+        root = _repo(
+            tmp_path / f"r{case}",
+            {name: f"package p{n}\n" for n, name in enumerate(names)},
+            "\n".join(rng.sample(patterns, rng.randint(1, 5))) + "\n",
+        )
+        (root / "d" / ".gitignore").write_text("\n".join(rng.sample(["h.go", "!i.txt", "e.go", "g"], 2)) + "\n")
+        git(root, "add", "-f", *rng.sample(names, rng.randint(0, 4)))
+        assert _walked(root) == _gits_files(root), (case, (root / ".gitignore").read_text())
+
+
+def test_a_copy_hidden_by_gitignore_fails_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = render_go(go_file(random.Random(3), 8))
+    root = _repo(tmp_path / "r", {"orig.go": text}, "")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "copy.go").write_text(text)
+    (root / ".gitignore").write_text("copy.go\n")
+    git(root, "add", "-f", "copy.go", ".gitignore")
+    git(root, "commit", "-q", "-m", "a change under review")
+    monkeypatch.chdir(root)
+    code, out, err = run("scan", ".", "-q", "-f", "json", "--fail-on-pairs", "--changed-since", "HEAD~1")
+    assert code == ExitCode.PAIRS_FOUND, err
+    assert [(p["a"], p["b"]) for p in json.loads(out)["pairs"]] == [("./copy.go", "./orig.go")]
+
+
+def test_outside_a_repository_git_is_not_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "a.go").write_text("package a\n")
+    (root / "b.go").write_text("package b\n")
+    (root / ".gitignore").write_text("b.go\n")
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(gitrun, "git", lambda folder, *args: asked.append(args) or "")
+    assert _walked(root) == {".gitignore", "a.go"} and asked == []
+
+
+def test_git_is_asked_only_once_something_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _repo(tmp_path / "r", {"a.go": "package a\n"}, "*.txt\n")
+    asked: list[tuple[str, ...]] = []
+    real = gitrun.git
+    monkeypatch.setattr(gitrun, "git", lambda folder, *args: asked.append(args) or real(folder, *args))
+    assert _walked(root) == {".gitignore", "a.go"} and asked == []
+    (root / "notes.txt").write_text("x\n")
+    assert _walked(root) == {".gitignore", "a.go"}
+    assert [args[0] for args in asked] == ["rev-parse", "ls-files"]
+
+
+def test_without_git_ignored_files_stay_out_and_a_warning_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
+    git(root, "add", "-f", "b.go")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    result = walk([str(root)])
+    assert {os.path.relpath(f.path, root) for f in result.files} == {".gitignore", "a.go"}
+    assert result.warnings == [
+        f"{root}: git is not installed (or not on PATH); files that .gitignore names are left out, even those"
+        " git tracks"
+    ]
+
+
+def test_the_index_is_a_witness_of_a_remembered_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file forced into the index after a walk was remembered is found by the next one.
+    monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
+    root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
+    git(root, "add", "a.go")
+    memos: dict[bytes, bytes] = {}
+
+    class Store:
+        def get_memo(self, key: bytes) -> bytes | None:
+            return memos.get(key)
+
+        def put_memo(self, key: bytes, doc: bytes) -> None:
+            memos[key] = doc
+
+    def remembered() -> set[str]:
+        found = pipeline.remembered_walk([str(root)], Store(), max_size=1 << 20, kinds=Kinds(), gitignore=True)
+        return {os.path.relpath(f.path, root) for f in found.files}
+
+    monkeypatch.chdir(tmp_path)
+    time.sleep(0.03)  # past the timestamp tick of the files just made
+    assert remembered() == {".gitignore", "a.go"} and len(memos) == 1
+    git(root, "add", "-f", "b.go")
+    assert remembered() == {".gitignore", "a.go", "b.go"}
