@@ -128,6 +128,8 @@ def _run(folder: str, args: Sequence[str], env: dict[str, str]) -> subprocess.Co
 
 
 def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    """What a failed git call said last (its reason), else its exit status."""
+    """What a failed git call said last (its reason: the last ``fatal:`` or ``error:`` line, not
+    a hint after it), else its exit status."""
     lines = done.stderr.strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
+    reasons = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
+    return reasons[-1] if reasons else f"exit status {done.returncode}"

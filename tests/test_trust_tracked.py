@@ -124,18 +124,98 @@ def test_git_is_asked_only_once_something_is_ignored(tmp_path: Path, monkeypatch
     assert [args[0] for args in asked] == ["rev-parse", "ls-files"]
 
 
-def test_without_git_ignored_files_stay_out_and_a_warning_says_so(
+def test_without_git_what_gitignore_names_is_scanned_and_a_warning_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where git cannot tell tracked from ignored, leaving ignored files out could hide a tracked
+    # copy from a gate: they are scanned, as an ignore file that cannot be read is not applied.
+    root = _repo(
+        tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n", "out/c.go": "package c\n"}, "b.go\nout/\n"
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    result = walk([str(root)])
+    assert {os.path.relpath(f.path, root) for f in result.files} == {".gitignore", "a.go", "b.go", "out/c.go"}
+    assert result.warnings == [
+        f"{root}: cannot list the files git tracks (git is not installed (or not on PATH)); what .gitignore"
+        " names is scanned too"
+    ]
+
+
+def test_git_refusing_the_repository_is_named_by_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A repository owned by another user, as in a container job: git refuses it, with hints after
+    # its reason. The warning gives the reason; the ignored file is scanned.
+    root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(
+        '#!/bin/sh\nfor a in "$@"; do [ "$a" = --version ] && exec echo git version 2.45.0; done\n'
+        "echo \"fatal: detected dubious ownership in repository at '$3'\" >&2\n"
+        "printf 'To add an exception, call:\\n\\n\\tgit config --global --add safe.directory x\\n' >&2\n"
+        "exit 128\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    gitrun.check_version.cache_clear()
+    try:
+        result = walk([str(root)])
+    finally:
+        gitrun.check_version.cache_clear()
+    assert {os.path.relpath(f.path, root) for f in result.files} == {".gitignore", "a.go", "b.go"}
+    assert result.warnings == [
+        f"{root}: cannot list the files git tracks (git rev-parse in {root} failed: fatal: detected dubious"
+        f" ownership in repository at '{root}'); what .gitignore names is scanned too"
+    ]
+
+
+def test_a_git_dir_elsewhere_is_not_taken_for_the_roots_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIT_DIR without GIT_WORK_TREE makes git take the root for the top of its work tree: its
+    # names would not be the walk's. Such an answer is refused, and nothing is left out.
+    root = _repo(
+        tmp_path / "r", {"x.go": "package x\n", "src/x.go": "package s\n", "src/t.go": "package t\n"}, "x.go\n"
+    )
+    git(root, "add", "-f", "x.go", "src/t.go")
+    monkeypatch.setenv("GIT_DIR", str(root / ".git"))
+    result = walk([str(root / "src")])
+    assert {os.path.relpath(f.path, root) for f in result.files} == {"src/x.go", "src/t.go"}
+    assert [w.split(" (")[0] for w in result.warnings] == [f"{root / 'src'}: cannot list the files git tracks"]
+    assert f"git's work tree is {root / 'src'}, not the repository at {root}" in result.warnings[0]
+
+
+def test_a_walk_git_could_not_answer_is_not_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
+    root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
+    time.sleep(0.03)
+    with witnesses.recording() as seen:
+        walk([str(root)])
+    assert witnesses.settled(seen, time.time_ns()) and witnesses.unchanged(seen)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    with witnesses.recording() as seen:
+        walk([str(root)])
+    assert not witnesses.settled(seen, time.time_ns()) and not witnesses.unchanged(seen)
+
+
+def test_a_change_of_git_s_variables_is_seen_by_a_remembered_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
-    git(root, "add", "-f", "b.go")
-    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
-    result = walk([str(root)])
-    assert {os.path.relpath(f.path, root) for f in result.files} == {".gitignore", "a.go"}
-    assert result.warnings == [
-        f"{root}: git is not installed (or not on PATH); files that .gitignore names are left out, even those"
-        " git tracks"
-    ]
+    with witnesses.recording() as seen:
+        walk([str(root)])
+    assert witnesses.unchanged(seen)
+    monkeypatch.setenv("GIT_INDEX_FILE", str(root / ".git" / "other-index"))
+    assert not witnesses.unchanged(seen)
+
+
+def test_files_a_submodule_tracks_are_scanned_whatever_the_ignore_files_say(tmp_path: Path) -> None:
+    sub = _repo(tmp_path / "sub", {"s.go": "package s\n", "hidden.go": "package h\n"}, "hidden.go\n")
+    git(sub, "add", "-f", "s.go", "hidden.go", ".gitignore")
+    git(sub, "commit", "-q", "-m", "sub")
+    root = _repo(tmp_path / "r", {"a.go": "package a\n"}, "sub/\n")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "-f", str(sub), "sub")
+    walked = _walked(root)
+    assert {"sub/s.go", "sub/hidden.go", "a.go"} <= walked
+    assert walked == _gits_files(root) | {"sub/s.go", "sub/hidden.go", "sub/.gitignore"}
 
 
 def test_the_index_is_a_witness_of_a_remembered_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

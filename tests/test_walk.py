@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,8 @@ def test_gitignore_chain_negation_and_info_exclude(make_tree: TreeFactory) -> No
         },
         root="repo",
     )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # git is asked which files it tracks
+    assert (repo / ".git" / "info" / "exclude").read_text() == "secret.go\n"
     # Scanning a subfolder still honours the repository's top-level rules.
     result = walk([str(repo / "src")])
     assert sorted(Path(p).name for p in _files(result)) == [".gitignore", "a.go", "keep.gen.go"]

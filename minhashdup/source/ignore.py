@@ -4,14 +4,10 @@
 left out (the skip reason), or ``None`` to keep it. Globs and ignore files use gitignore
 syntax, matched by pathspec.
 
-A repository's contents cannot make this unbounded: an ignore file is read only if it is a
-regular file of at most :data:`IGNORE_FILE_LIMIT` bytes (a link to ``/dev/zero`` or a FIFO
-named ``.gitignore`` is not read), at most :data:`IGNORE_NESTING_LIMIT` of them apply to a
-path, and patterns are matched by RE2 (pathspec's ``re2`` backend), in time linear in the
-path: with Python's backtracking ``re`` a committed ``**/a/**/a/**/a/**/a/**/a/**/a/b`` above
-a chain of folders named ``a`` took 41 s at 60 levels and did not end at 80. An ignore file
-left out is named in a warning: its rules are not applied, so more files are scanned, never
-fewer.
+Bounded whatever a repository holds: an ignore file is read only if it is a regular file of at
+most :data:`IGNORE_FILE_LIMIT` bytes, at most :data:`IGNORE_NESTING_LIMIT` apply to a path, and
+patterns are matched by RE2 in linear time (``re`` took 41 s on ``**/a/**/a/**/a/**/a/**/a/**/a/b``
+over 60 folders named ``a``). A rule not applied is named in a warning: more files are scanned.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
 from minhashdup.source.safeio import MIB, NotRegularFileError, TooLargeError, read_regular
-from minhashdup.source.witnesses import saw_exists, saw_stat
+from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
 if TYPE_CHECKING:  # imported when first compiling: a warm scan, its walk remembered, needs none of it
     import pathspec
@@ -71,24 +67,25 @@ class Tracked:
     """What git tracks under one root (``root_real``), which no ``.gitignore`` leaves out, as in
     git (else a change could hide a copy from its gate with ``.gitignore`` and ``git add -f``).
     Asked of git (``ls-files``) the first time the walk would leave an entry out as gitignored;
-    the index is a witness of the walk. Where git cannot answer, a warning says so. A folder
-    left out but holding tracked files is walked for those only, as git keeps the rest out.
+    the index is a witness of the walk. Where git cannot answer, every entry is kept, with a
+    warning. A folder left out but holding tracked files is walked for those only, as in git.
     """
 
-    def __init__(self, root_real: str, warnings: list[str]) -> None:
-        self.root, self.warnings = root_real, warnings
+    def __init__(self, root_real: str, top: str, warnings: list[str]) -> None:
+        self.root, self.top, self.warnings = root_real, top, warnings
         self.files: frozenset[str] | None = None  # relative to the root; None: not asked yet
         self.folders: frozenset[str] = frozenset()  # every folder holding a tracked file
         self.walked_for_tracked: set[str] = set()  # ignored folders walked for their tracked files
+        self.unknown = False  # git could not answer: every entry is kept
 
     def keeps(self, rel: str, is_dir: bool) -> bool:
         """Whether the entry at ``rel``, which the rules leave out, is kept: a tracked file, or
         a folder holding one (then walked for its tracked files only)."""
         if self.files is None:
             self.files, self.folders = self._ask()
-        if not is_dir:
-            return rel in self.files
-        if rel in self.folders or rel in self.files:  # in files: a submodule, a tracked link to a folder
+        if self.unknown or not is_dir:
+            return self.unknown or rel in self.files
+        if rel in self.folders or rel in self.files:  # in files: a tracked link to a folder
             self.walked_for_tracked.add(rel)
             return True
         return False
@@ -100,12 +97,21 @@ class Tracked:
     def _ask(self) -> tuple[frozenset[str], frozenset[str]]:
         from minhashdup import gitrun
 
+        saw_env("GIT_")  # GIT_DIR, GIT_INDEX_FILE...: where git looks
         try:
-            index = gitrun.git(self.root, "rev-parse", "--path-format=absolute", "--git-path", "index").strip()
+            top, index = gitrun.git(
+                self.root, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index"
+            ).splitlines()
+            if os.path.realpath(top) != self.top:  # GIT_DIR set elsewhere: names would not match
+                raise gitrun.GitError(f"git's work tree is {top}, not the repository at {self.top}")
             saw_stat(index)  # before reading: a file added or removed changes the index's stat
-            names = gitrun.git(self.root, "ls-files", "-z", "--cached").split("\0")
-        except gitrun.GitError as err:
-            self.warnings.append(f"{self.root}: {err}; files that .gitignore names are left out, even those git tracks")
+            names = gitrun.git(self.root, "ls-files", "-z", "--cached", "--recurse-submodules").split("\0")
+        except (gitrun.GitError, ValueError) as err:
+            saw_unanswered(f"files git tracks under {self.root}")
+            self.warnings.append(
+                f"{self.root}: cannot list the files git tracks ({err}); what .gitignore names is scanned too"
+            )
+            self.unknown = True
             return frozenset(), frozenset()
         files = frozenset(name for name in names if name)
         folders: set[str] = set()
@@ -246,7 +252,7 @@ def root_rules(
     """The rules at the root ``root_real``: the globs, the .gitignore files from the enclosing
     repository's top down to it, and, in a repository, what git tracks (:class:`Tracked`)."""
     top, folders = repository_folders(root_real)
-    tracked = Tracked(root_real, warnings) if saw_exists(os.path.join(top, ".git")) else None
+    tracked = Tracked(root_real, top, warnings) if saw_exists(os.path.join(top, ".git")) else None
     chain: list[Ignore] = []
     # git follows a link for .git/info/exclude (not part of the tree), never for a .gitignore.
     info = _read_ignore_file(os.path.join(top, ".git", "info", "exclude"), None, warnings, follow=True)
@@ -313,12 +319,9 @@ def prefix_of(root_real: str, folder: str) -> str:
 def _read_ignore_file(
     path: str, shown: str | None, warnings: list[str], follow: bool = False
 ) -> pathspec.GitIgnoreSpec | None:
-    """The rules of one ignore file; ``None`` when there is none, or with a warning when it is not usable.
-
-    Read by :func:`read_rules_file`; a pattern that cannot be compiled leaves the whole file out,
-    with a warning. So does a negation that is not UTF-8; any other line that is not is left out
-    alone, with a warning: removing a rule that ignores can only scan more files, not fewer.
-    """
+    """The rules of one ignore file (:func:`read_rules_file`); ``None`` when there is none, or with
+    a warning when not usable: a pattern that cannot be compiled, or a negation that is not UTF-8,
+    leaves the whole file out; another line not UTF-8 is left out alone (more files scanned)."""
     text = read_rules_file(path, shown, warnings, follow)
     if text is None:
         return None

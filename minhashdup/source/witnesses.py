@@ -5,9 +5,11 @@ scan lists no folder and matches no glob).
 What a walk finds depends, beyond its roots and filters, on what it looks at in the tree: each
 folder's listing, each rules file it reads (``.gitignore``, ``.gitattributes``, ``.git/info/``
 ``exclude`` and ``attributes``), whether ``.git`` exists above a root, where each link and each
-root leads. A walk under :func:`recording` notes each of these as a *witness*: the path and
+root leads, and, where git was asked which files it tracks, its index and the ``GIT_`` variables.
+A walk under :func:`recording` notes each of these as a *witness*: the path and
 what it showed, which is a stat (device, inode, mode, size, and mtime and ctime in
-nanoseconds), an existence or a resolved path. Adding, removing or renaming an entry changes
+nanoseconds), an existence, a resolved path or the variables; a walk that git could not answer
+is not remembered. Adding, removing or renaming an entry changes
 its folder's mtime and ctime, editing a rules file its own; ctime cannot be set back by a user.
 
 A memo holds what the walk found before each file's own stat (:class:`.walk.Found`) and its
@@ -32,7 +34,8 @@ from typing import Any
 #: may change again within the same timestamp tick (git's "racily clean" rule). The stat cache's
 #: rule too (:mod:`minhashdup.engine.cached`).
 RACY_SECONDS = 2.0
-#: A witness: what it is (``stat``, ``lstat``, ``exists``, ``real``), the path, what it showed.
+#: A witness: what it is (``stat``, ``lstat``, ``exists``, ``real``, ``env``, ``unanswered``), the
+#: path (for ``env``, a prefix of variables' names), what it showed.
 Witness = tuple[str, str, Any]
 _SEEN: contextvars.ContextVar[list[Witness] | None] = contextvars.ContextVar("walk_witnesses", default=None)
 
@@ -61,6 +64,10 @@ def _shown(kind: str, path: str) -> Any:
         return os.path.exists(path)
     if kind == "real":
         return _real(path)
+    if kind == "env":  # path: a prefix of variables' names
+        return sorted([name, value] for name, value in os.environ.items() if name.startswith(path))
+    if kind == "unanswered":  # a question the walk could not have answered: never the same again
+        return False
     return stat_of(path, follow=kind == "stat")
 
 
@@ -79,6 +86,20 @@ def saw_exists(path: str) -> bool:
     if seen is not None:
         seen.append(("exists", path, exists))
     return exists
+
+
+def saw_env(prefix: str) -> None:
+    """Note the environment's variables named ``prefix...`` (``GIT_``: where git looks)."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.append(("env", prefix, _shown("env", prefix)))
+
+
+def saw_unanswered(question: str) -> None:
+    """Note that the walk could not answer ``question`` (git failed): its memo is never kept."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.append(("unanswered", question, True))
 
 
 def saw_path(path: str) -> None:
@@ -108,6 +129,8 @@ def settled(witnesses: Sequence[Witness], started_ns: int) -> bool:
     """Whether nothing the witnesses stat'ed changed after ``started_ns`` - :data:`RACY_SECONDS`
     (nor does a time lie in the future): only then may a later stat be trusted to show a change."""
     limit = racy_limit(started_ns)
+    if any(kind == "unanswered" for kind, _, _ in witnesses):
+        return False
     stats = (shown for kind, _, shown in witnesses if kind in ("stat", "lstat") and shown[0] != -1)
     return all(settled_times(st[4], st[5], limit) for st in stats)
 
