@@ -32,6 +32,10 @@ class GitError(MinhashdupError):
     said = ""
 
 
+class GitMissingError(GitError):
+    """No ``git`` on PATH."""
+
+
 def git(folder: str, *args: str) -> str:
     """The output of ``git -C folder args``, run with the repository's programs switched off.
 
@@ -43,8 +47,9 @@ def git(folder: str, *args: str) -> str:
     filters = filter_drivers(folder) if args[0] in ("diff", "ls-files") else []
     done = _run(folder, args, safe_env(filters))
     if done.returncode != 0:
-        err = GitError(f"git {args[0]} in {folder} failed: {_last_line(done)}")
-        err.said = _last_line(done)
+        said = _last_line(done)
+        err = GitError(f"git {args[0]} in {folder} failed: {said}")
+        err.said = said
         raise err
     return done.stdout
 
@@ -122,7 +127,7 @@ def _run(folder: str, args: Sequence[str], env: dict[str, str]) -> subprocess.Co
             check=False,
         )
     except FileNotFoundError:
-        raise GitError("git is not installed (or not on PATH)") from None
+        raise GitMissingError("git is not installed (or not on PATH)") from None
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} in {folder} took more than {_GIT_TIMEOUT} s") from None
 

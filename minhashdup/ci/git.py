@@ -168,7 +168,7 @@ def _git(folder: str, *args: str) -> str:
     except gitrun.GitError as err:
         if "not a git repository" in err.said:
             raise ChangesError(f"{folder} is not inside a git repository; changed files come from git") from None
-        if str(err).startswith("git is not installed"):
+        if isinstance(err, gitrun.GitMissingError):
             raise ChangesError(f"{err}; it is needed to list changed files") from None
         raise ChangesError(str(err)) from None
 

@@ -54,8 +54,7 @@ class Ignore(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """Glob rules in force under one folder: user globs plus the .gitignore chain, and the
-    files git tracks under the root, which no .gitignore leaves out."""
+    """Glob rules in force under one folder: user globs, the .gitignore chain, what git tracks."""
 
     include: pathspec.GitIgnoreSpec | None
     exclude: pathspec.GitIgnoreSpec | None
@@ -79,12 +78,13 @@ class Tracked:
         self.unknown = False  # git could not answer: every entry is kept
 
     def keeps(self, rel: str, is_dir: bool) -> bool:
-        """Whether the entry at ``rel``, which the rules leave out, is kept: a tracked file, or
-        a folder holding one (then walked for its tracked files only)."""
+        """Whether ``rel``, left out by the rules, is kept: tracked, or a folder holding tracked files."""
         if self.files is None:
             self.files, self.folders = self._ask()
-        if self.unknown or not is_dir:
-            return self.unknown or rel in self.files
+        if self.unknown:
+            return True
+        if not is_dir:
+            return rel in self.files
         if rel in self.folders or rel in self.files:  # in files: a tracked link to a folder
             self.walked_for_tracked.add(rel)
             return True
@@ -176,13 +176,12 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     """Why the entry ``name`` (at ``rel`` under the root) is left out, or ``None`` to keep it."""
     if name in VCS_DIRS:  # a file too: the ".git" file of a linked worktree or a submodule
         return SkipReason.VCS
-    tracked, name_rel, rel = rules.tracked, rel, matchable(rel)
+    tracked, as_listed, rel = rules.tracked, rel, matchable(rel)
     probe = rel + "/" if is_dir else rel
     if rules.exclude is not None and rules.exclude.match_file(probe):
         return SkipReason.EXCLUDED
-    if (_ignored(rel, is_dir, rules.ignores) or (tracked is not None and tracked.under_ignored(name_rel))) and (
-        tracked is None or not tracked.keeps(name_rel, is_dir)
-    ):
+    ignored = (tracked is not None and tracked.under_ignored(as_listed)) or _ignored(rel, is_dir, rules.ignores)
+    if ignored and (tracked is None or not tracked.keeps(as_listed, is_dir)):  # git's names: as listed
         return SkipReason.GITIGNORED
     if not is_dir and rules.include is not None and not rules.include.match_file(rel):
         return SkipReason.NOT_INCLUDED

@@ -128,9 +128,9 @@ def unchanged(witnesses: Sequence[Witness]) -> bool:
 def settled(witnesses: Sequence[Witness], started_ns: int) -> bool:
     """Whether nothing the witnesses stat'ed changed after ``started_ns`` - :data:`RACY_SECONDS`
     (nor does a time lie in the future): only then may a later stat be trusted to show a change."""
-    limit = racy_limit(started_ns)
     if any(kind == "unanswered" for kind, _, _ in witnesses):
         return False
+    limit = racy_limit(started_ns)
     stats = (shown for kind, _, shown in witnesses if kind in ("stat", "lstat") and shown[0] != -1)
     return all(settled_times(st[4], st[5], limit) for st in stats)
 
