@@ -23,11 +23,8 @@ from minhashdup.source.kinds import Kinds
 from minhashdup.source.walk import SkipReason, walk
 
 from .conftest import GIT_ENV, go_file, render_go, run
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True).stdout
+from .test_ci import git
+from .test_walkmemo import Memos
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +49,12 @@ def _walked(root: Path, **options: object) -> set[str]:
 
 def _gits_files(root: Path) -> set[str]:
     """What git counts as the project's files: tracked, or untracked and not ignored."""
-    listed = git(root, "ls-files", "-z", "--cached") + git(root, "ls-files", "-z", "--others", "--exclude-standard")
-    return {name for name in listed.split("\0") if name and (root / name).is_file()}
+    listed = b""
+    for which in (["--cached"], ["--others", "--exclude-standard"]):
+        listed += subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", *which], capture_output=True, check=True
+        ).stdout
+    return {os.fsdecode(name) for name in listed.split(b"\0") if name and (root / os.fsdecode(name)).is_file()}
 
 
 def test_a_tracked_file_that_gitignore_names_is_scanned(tmp_path: Path) -> None:
@@ -223,21 +224,23 @@ def test_the_index_is_a_witness_of_a_remembered_walk(tmp_path: Path, monkeypatch
     monkeypatch.setattr(witnesses, "RACY_SECONDS", 0.0)
     root = _repo(tmp_path / "r", {"a.go": "package a\n", "b.go": "package b\n"}, "b.go\n")
     git(root, "add", "a.go")
-    memos: dict[bytes, bytes] = {}
-
-    class Store:
-        def get_memo(self, key: bytes) -> bytes | None:
-            return memos.get(key)
-
-        def put_memo(self, key: bytes, doc: bytes) -> None:
-            memos[key] = doc
+    memos = Memos()
 
     def remembered() -> set[str]:
-        found = pipeline.remembered_walk([str(root)], Store(), max_size=1 << 20, kinds=Kinds(), gitignore=True)
+        found = pipeline.remembered_walk([str(root)], memos, max_size=1 << 20, kinds=Kinds(), gitignore=True)
         return {os.path.relpath(f.path, root) for f in found.files}
 
     monkeypatch.chdir(tmp_path)
     time.sleep(0.03)  # past the timestamp tick of the files just made
-    assert remembered() == {".gitignore", "a.go"} and len(memos) == 1
+    assert remembered() == {".gitignore", "a.go"} and memos.puts == 1
     git(root, "add", "-f", "b.go")
     assert remembered() == {".gitignore", "a.go", "b.go"}
+
+
+def test_a_tracked_name_that_is_not_utf8_is_known_by_its_bytes(tmp_path: Path) -> None:
+    # The rules match a name with U+FFFD for its stray bytes; git's names are the listing's.
+    root = _repo(tmp_path / "r", {"a.go": "package a\n"}, "*.go\n")
+    (root / os.fsdecode(b"caf\xe9.go")).write_text("package c\n")
+    (root / os.fsdecode(b"th\xe9.go")).write_text("package t\n")
+    git(root, "add", "-f", os.fsdecode(b"caf\xe9.go"))
+    assert _walked(root) == {".gitignore", os.fsdecode(b"caf\xe9.go")} == _gits_files(root)
