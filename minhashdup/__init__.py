@@ -180,15 +180,15 @@ def review(result: Result, paths: "PathsArg", review: Review | None = None, **op
 
 
 def gate(result: Result) -> bool:
-    """Whether the gate fails: the reviewed ``result`` reports more new pairs than its
-    ``max_pairs`` allows (``False`` without a gate). ``minhashdup scan`` exits 1 then.
+    """Whether the gate fails: more new pairs than ``max_pairs`` allows (``scan`` exits 1), or a
+    changed file named as code was not compared (``stats.changes["unchecked"]``; exit 4).
 
     Example:
         >>> gate(scan("examples", max_pairs=10))
         False
     """
     limit = result.params.get("max_pairs")
-    return limit is not None and result.stats.new_pairs > limit
+    return limit is not None and (result.stats.new_pairs > limit or result.stats.changes.get("unchecked", 0) > 0)
 
 
 def write_report(

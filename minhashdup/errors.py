@@ -26,6 +26,9 @@ class ExitCode(enum.IntEnum):
     full ``--output`` or stdout): nothing was scanned, or its report is not complete."""
     INTERNAL = 3
     """A bug in minhashdup; the message asks for a report."""
+    UNCHECKED = 4
+    """The gate failed closed: no new pair beyond the limit, but a changed file named as code was
+    not compared (too large, binary, its lexer failed or ran out of time)."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C (SIGINT)."""
     TERMINATED = 143

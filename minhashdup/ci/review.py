@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from minhashdup.ci import git as project
 from minhashdup.core.limits import listed_across, listed_within, pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
-from minhashdup.result import Pair, Result, SkipReason
+from minhashdup.result import Pair, Result, Skip, SkipReason
 from minhashdup.source.paths import PathsArg, path_list
 
 if TYPE_CHECKING:  # imported where used: a scan without a baseline needs none of it
@@ -151,6 +151,10 @@ def apply(
         result = result.keep(_touching(result, changed))
         result.stats.changes = {"files": len(changed), "pairs_left_out": before - len(result.pairs)}
         result.warnings.extend(unchecked_changes(result, changed))
+        missed = not_compared(result, changed)
+        result.stats.changes["unchecked"] = len(missed)  # a gate fails on them: it could not compare them
+        if review.max_pairs is not None:
+            result.warnings.extend(_not_compared_warning(missed))
     result.stats.new_pairs = count_new(result, recorded, review.tolerance, changed)
     if review.new_only:
         result = result.keep(lambda p: not p.known)
@@ -164,15 +168,54 @@ _DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
 
 def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
     """Warnings for changed files the scan left out because of what they say they are
-    (generated, data): a change can mark its own copy so, and the gate would not see it."""
-    skipped = [s for s in result.skips if s.reason in _DECLARED and project.real(s.path) in changed]
-    if not skipped:
-        return []
-    first = skipped[0]
-    more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+    (generated, data) or of their names (no lexer takes them): a change can mark or name its
+    own copy so, and the gate would not see it."""
+    out = []
+    for reasons, advice in _UNSEEN:
+        skipped = [s for s in result.skips if s.reason in reasons and project.real(s.path) in changed]
+        if skipped:
+            first, more = skipped[0], f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            out.append(f"{first.path}{more}: changed but not compared, skipped as {first.message}; {advice}")
+    return out
+
+
+#: What :func:`unchecked_changes` warns of, and the advice it gives.
+_UNSEEN = (
+    (
+        _DECLARED,
+        "the gate does not see them (on untrusted changes run it with --include-generated,"
+        " and --include the data files to check)",
+    ),
+    ({SkipReason.NO_LEXER}, "the gate does not see them (no lexer takes their names)"),
+)
+
+
+#: Skips a change decides by what a file holds (its size, a NUL byte, text its lexer fails on or
+#: takes too long over): a file a lexer takes by its name, changed and left out so, is a copy
+#: the gate did not see, and the gate fails (:func:`not_compared`).
+_UNCHECKED = {SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.LEX_ERROR}
+
+
+def not_compared(result: Result, changed: set[str]) -> list[Skip]:
+    """The changed files, named as code by their names (a lexer takes them: an image or an
+    unknown name is not), that the scan left out for what they hold (:data:`_UNCHECKED`)."""
+    from minhashdup.source.tokens import name_choice  # pygments' index: only for a gate's skips
+
     return [
-        f"{first.path}{more}: changed but not compared, skipped as {first.message}; the gate does not see"
-        " them (on untrusted changes run it with --include-generated, and --include the data files to check)"
+        s
+        for s in result.skips
+        if s.reason in _UNCHECKED and project.real(s.path) in changed and name_choice(os.path.basename(s.path))
+    ]
+
+
+def _not_compared_warning(missed: list[Skip]) -> list[str]:
+    if not missed:
+        return []
+    shown = "; ".join(f"{s.path}: {s.message}" for s in missed[:5])
+    more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
+    return [
+        f"changed but not compared: {shown}{more}; the gate fails, as it cannot tell whether they are copies"
+        " (--exclude them, or raise --max-size / --lex-timeout)"
     ]
 
 

@@ -94,9 +94,13 @@ def check_command(
     result, failed = scan_and_write([root], config, review, report)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
-        if failed:
+        if failed and result.stats.new_pairs:
             click.echo(_gate_message(result.stats.new_pairs, root, baseline), err=True)
-    return ExitCode.PAIRS_FOUND if failed else ExitCode.OK
+        elif failed:
+            click.echo("minhashdup: a file checked was not compared (see above): the check fails", err=True)
+    if not failed:
+        return ExitCode.OK
+    return ExitCode.PAIRS_FOUND if result.stats.new_pairs else ExitCode.UNCHECKED
 
 
 def _picked(stack: Callable[[Any], Any], *names: str) -> list[click.Parameter]:

@@ -142,7 +142,7 @@ def scan_command(
         return ExitCode.OK
     with stderr_may_close():
         click.echo(_gate_message(result, review), err=True)
-    return ExitCode.PAIRS_FOUND
+    return ExitCode.PAIRS_FOUND if _too_many(result, review) else ExitCode.UNCHECKED
 
 
 class Report(NamedTuple):
@@ -207,8 +207,16 @@ def _base(paths: tuple[str, ...]) -> str:
     return paths[0] if len(paths) == 1 else "."
 
 
+def _too_many(result: Result, review: Review) -> bool:
+    return review.max_pairs is not None and result.stats.new_pairs > review.max_pairs
+
+
 def _gate_message(result: Result, review: Review) -> str:
-    new = result.stats.new_pairs
+    new, unchecked = result.stats.new_pairs, result.stats.changes.get("unchecked", 0)
+    if not _too_many(result, review):
+        return (
+            f"minhashdup: gate failed: {unchecked} changed file{'s' if unchecked != 1 else ''} not compared (see above)"
+        )
     return (
         f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
         + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
