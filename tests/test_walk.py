@@ -96,11 +96,17 @@ def test_gitignore_chain_negation_and_info_exclude(make_tree: TreeFactory) -> No
 
 def test_a_gitlink_file_is_version_control_metadata_not_source(make_tree: TreeFactory) -> None:
     # A linked worktree or a submodule holds a file named .git ("gitdir: ..."): git never
-    # tracks it, so it is skipped like the .git folder, not lexed as a source file.
+    # tracks it, so it is skipped like the .git folder, not lexed as a source file. Another VCS's
+    # name is left out unless git tracks files there: this git cannot answer (the gitdir named
+    # is not there), so it is scanned, and a warning says why (tests/test_trust_unchecked.py).
     root = make_tree({"a.go": GO, ".git": "gitdir: /elsewhere/.git/worktrees/x\n", "sub/.hg": "x\n"})
-    files, skips = _relative(walk([str(root)]), root)
-    assert files == ["a.go"]
-    assert skips == {".git": SkipReason.VCS, "sub/.hg": SkipReason.VCS}
+    walked = walk([str(root)])
+    files, skips = _relative(walked, root)
+    assert files == ["a.go", "sub/.hg"]
+    assert skips == {".git": SkipReason.VCS}
+    assert [w for w in walked.warnings if "cannot list the files git tracks" in w]
+    plain = make_tree({"a.go": GO, "sub/.hg": "x\n"}, "plain")  # in no repository: another VCS's metadata
+    assert _relative(walk([str(plain)]), plain) == (["a.go"], {"sub/.hg": SkipReason.VCS})
 
 
 def test_too_large_and_special_files(make_tree: TreeFactory) -> None:

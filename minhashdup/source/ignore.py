@@ -174,9 +174,9 @@ def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
 
 def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | None:
     """Why the entry ``name`` (at ``rel`` under the root) is left out, or ``None`` to keep it."""
-    if name in VCS_DIRS:  # a file too: the ".git" file of a linked worktree or a submodule
-        return SkipReason.VCS
     tracked, as_listed, rel = rules.tracked, rel, matchable(rel)
+    if name in VCS_DIRS and (name == ".git" or tracked is None or not tracked.keeps(as_listed, is_dir)):
+        return SkipReason.VCS  # a file too (a worktree's ".git"); another VCS's, unless git tracks files in it
     probe = rel + "/" if is_dir else rel
     if rules.exclude is not None and rules.exclude.match_file(probe):
         return SkipReason.EXCLUDED
