@@ -78,6 +78,7 @@ _SAFE_CONFIG = (
     ("core.fsmonitor", "false"),  # a program run on every index refresh
     ("core.hooksPath", os.devnull),  # e.g. post-index-change, run when git rewrites the index
     ("core.quotepath", "off"),  # names as they are, not octal escapes
+    ("safe.bareRepository", "explicit"),  # files of the tree laid out as a bare repository (git 2.38+)
 )
 
 

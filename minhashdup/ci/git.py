@@ -77,8 +77,20 @@ def locate(paths: Iterable[str], start: str | os.PathLike[str] = ".") -> Project
 
 
 def git_toplevel(folder: str) -> str:
-    """The top folder of the repository holding ``folder`` (raises :class:`ChangesError`)."""
-    return real(_git(folder, "rev-parse", "--show-toplevel").strip())
+    """The top folder of the repository holding ``folder`` (raises :class:`ChangesError`): the
+    nearest folder up from it with a ``.git``, which git must agree is its top. A tree can hold
+    files git reads as a repository of their own (``HEAD``, ``config``, ``objects/``: a bare one,
+    its work tree set by its own config), which would answer what changed instead."""
+    top = real(_git(folder, "rev-parse", "--show-toplevel").strip())
+    nearest = real(folder)
+    while not os.path.lexists(os.path.join(nearest, ".git")) and os.path.dirname(nearest) != nearest:
+        nearest = os.path.dirname(nearest)
+    if top != nearest:
+        raise ChangesError(
+            f"git takes {top} as the repository of {folder}, not the folder with the .git above it ({nearest});"
+            " files in the tree that git reads as a repository are refused"
+        )
+    return top
 
 
 def changed_since(ref: str, starts: Sequence[str]) -> set[str]:
@@ -152,8 +164,18 @@ def _verify_commit(top: str, ref: str) -> str:
 
 
 def _names(top: str, *args: str) -> set[str]:
-    listing = _git(top, *args)
-    return {real(os.path.join(top, name)) for name in listing.split("\0") if name}
+    """The files git lists, as real paths; a folder it lists (a submodule whose commit changed,
+    a repository inside the tree) stands for every file in it: git names no file there."""
+    out = set()
+    for name in _git(top, *args).split("\0"):
+        path = os.path.join(top, name)
+        if name:
+            out.add(real(path))
+        if name and os.path.isdir(path) and not os.path.islink(path):
+            for folder, subfolders, files in os.walk(path):
+                subfolders[:] = [d for d in subfolders if d != ".git"]
+                out.update(real(os.path.join(folder, f)) for f in files)
+    return out
 
 
 def _git(folder: str, *args: str) -> str:
