@@ -180,15 +180,16 @@ def review(result: Result, paths: "PathsArg", review: Review | None = None, **op
 
 
 def gate(result: Result) -> bool:
-    """Whether the gate fails: more new pairs than ``max_pairs`` allows (``scan`` exits 1), or a
-    changed file named as code was not compared (``stats.changes["unchecked"]``; exit 4).
+    """Whether the gate fails: more new pairs than ``max_pairs`` allows (``scan`` exits 1), or it
+    cannot vouch (exit 4): a changed file named as code was not compared (``stats.changes
+    ["unchecked"]``), or a bucket was too big to pair (``stats.oversize_buckets``).
 
     Example:
         >>> gate(scan("examples", max_pairs=10))
         False
     """
-    limit = result.params.get("max_pairs")
-    return limit is not None and (result.stats.new_pairs > limit or result.stats.changes.get("unchecked", 0) > 0)
+    blind = result.stats.changes.get("unchecked", 0) + result.stats.oversize_buckets
+    return (limit := result.params.get("max_pairs")) is not None and (result.stats.new_pairs > limit or blind > 0)
 
 
 def write_report(

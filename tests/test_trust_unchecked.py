@@ -60,7 +60,7 @@ def test_a_copy_left_out_for_what_it_holds_fails_the_gate(
     assert code == ExitCode.UNCHECKED and doc["pairs"] == []
     assert doc["stats"]["changes"]["unchecked"] == 1
     assert f"changed but not compared: ./{name}: {reason}" in err and "logo.png" not in err
-    assert "gate failed: 1 changed file not compared" in err
+    assert "gate failed, it cannot vouch for the change: 1 changed file not compared" in err
     # Without a gate the scan says how many, and exits 0.
     code, doc, _ = _gate()
     assert code == ExitCode.OK and doc["stats"]["changes"]["unchecked"] == 1
@@ -151,3 +151,14 @@ def test_a_changed_file_no_lexer_takes_is_named_in_a_warning(tmp_path: Path, mon
     code, doc, err = _gate("--fail-on-pairs")
     assert code == ExitCode.OK and doc["stats"]["changes"]["unchecked"] == 0
     assert "./bin/tool: changed but not compared, skipped as no-lexer" in err
+
+
+def test_a_gate_with_a_bucket_too_big_to_pair_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A change floods a band's bucket with near variants of its copy: nothing in it is paired.
+    root = _base(tmp_path, monkeypatch)
+    _change(root, {f"v{n}.go": (TEXT + f"\nvar V{n} = {n}\n").encode() for n in range(6)})
+    code, doc, err = _gate("--fail-on-pairs", "--max-bucket", "3", "--bands", "1", "--rows", "1")
+    assert doc["pairs"] == [] and doc["stats"]["oversize_buckets"] == 1
+    assert code == ExitCode.UNCHECKED and "1 bucket too big to pair (--max-bucket)" in err
+    code, doc, _ = _gate("--max-bucket", "3", "--bands", "1", "--rows", "1")  # no gate: a warning only
+    assert code == ExitCode.OK

@@ -97,7 +97,7 @@ def check_command(
         if failed and result.stats.new_pairs:
             click.echo(_gate_message(result.stats.new_pairs, root, baseline), err=True)
         elif failed:
-            click.echo("minhashdup: a file checked was not compared (see above): the check fails", err=True)
+            click.echo("minhashdup: the check cannot vouch for the files (see above): it fails", err=True)
     if not failed:
         return ExitCode.OK
     return ExitCode.PAIRS_FOUND if result.stats.new_pairs else ExitCode.UNCHECKED

@@ -212,11 +212,15 @@ def _too_many(result: Result, review: Review) -> bool:
 
 
 def _gate_message(result: Result, review: Review) -> str:
-    new, unchecked = result.stats.new_pairs, result.stats.changes.get("unchecked", 0)
+    new, unchecked, over = (
+        result.stats.new_pairs,
+        result.stats.changes.get("unchecked", 0),
+        result.stats.oversize_buckets,
+    )
     if not _too_many(result, review):
-        return (
-            f"minhashdup: gate failed: {unchecked} changed file{'s' if unchecked != 1 else ''} not compared (see above)"
-        )
+        why = [f"{unchecked} changed file{'s' if unchecked != 1 else ''} not compared"] if unchecked else []
+        why += [f"{over} bucket{'s' if over != 1 else ''} too big to pair (--max-bucket)"] if over else []
+        return f"minhashdup: gate failed, it cannot vouch for the change: {' and '.join(why)} (see above)"
     return (
         f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"
         + (f", at most {review.max_pairs} allowed" if review.max_pairs else "")
