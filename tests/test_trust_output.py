@@ -300,6 +300,29 @@ def test_a_symlink_at_the_output_is_replaced_never_written_through(
     assert "a.go" in (repo / "report.csv").read_text()
 
 
+@pytest.mark.parametrize("option", ["-o", "--write-baseline"])
+def test_a_folder_link_in_the_scanned_tree_does_not_choose_where_a_file_goes(
+    make_tree: TreeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    # The change under review commits reports -> a folder outside; the CI job writes reports/x.
+    text = render_go(go_file(random.Random(1), 6))
+    repo = make_tree({"a.go": text, "b.go": text}, "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "reports").symlink_to(outside)
+    (repo / "real").mkdir()
+    monkeypatch.chdir(repo)
+    code, out, err = run("scan", ".", "-q", "--no-cache", "-f", "json", option, "reports/x.json")
+    assert code == ExitCode.USAGE and out == "" and list(outside.iterdir()) == []
+    assert "reports is a link inside the tree scanned" in err
+    # A real folder of the tree, or a link outside the trees scanned, is written as asked.
+    assert run("scan", ".", "-q", "--no-cache", "-f", "json", option, "real/x.json")[0] == ExitCode.OK
+    other = make_tree({"a.go": text, "b.go": text}, "other")
+    code, _, err = run("scan", str(other), "-q", "--no-cache", "-f", "json", option, "reports/x.json")
+    assert code == ExitCode.OK, err
+    assert (outside / "x.json").exists()
+
+
 def test_output_to_dev_stdout_is_written_directly(pair_tree: Path) -> None:
     proc = subprocess.run(
         [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
 from minhashdup.cli.options import UsageFailure
@@ -63,6 +63,30 @@ def write(
             renderer(handle)
     except OSError as err:
         raise UsageFailure(f"cannot write {output}: {err.strerror or err}; choose another --output") from None
+
+
+def refuse_tree_links(targets: Iterable[str | None], roots: Iterable[str]) -> None:
+    """Refuse a file to write (``--output``, ``--write-baseline``) whose way goes through a link
+    to a folder inside a tree being scanned: the tree, not the command line, would say where it
+    goes (a change under review can commit ``reports -> ~/.config``). A link at the file's own
+    name is replaced, not followed (:func:`replaced`); a link above the trees is the user's own.
+
+    Raises:
+        UsageFailure: naming the link.
+    """
+    tops = {os.path.abspath(r) for r in roots} | {os.path.realpath(r) for r in roots}
+    for target in targets:
+        if target is None or os.path.abspath(target).startswith(("/dev/", "/proc/self/fd/")):
+            continue
+        folder = os.path.dirname(os.path.abspath(target))
+        while os.path.dirname(folder) != folder:
+            inside = any(folder.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
+            if inside and os.path.islink(folder):
+                raise UsageFailure(
+                    f"cannot write {target}: {folder} is a link inside the tree scanned, which would choose"
+                    " where the file goes; write it to a folder that is not a link"
+                )
+            folder = os.path.dirname(folder)
 
 
 def progress_factory(quiet: bool) -> ProgressFactory | None:

@@ -26,7 +26,7 @@ from minhashdup.cli.options import (
     run_options,
     token_options,
 )
-from minhashdup.cli.output import progress_factory, stderr_may_close, write
+from minhashdup.cli.output import progress_factory, refuse_tree_links, stderr_may_close, write
 from minhashdup.cli.settings import config_option
 from minhashdup.config import Config
 from minhashdup.errors import ExitCode
@@ -160,6 +160,8 @@ class Report(NamedTuple):
 def scan_and_write(source: Any, config: Config, review: Review, report: Report) -> tuple[Result, bool]:
     """:func:`minhashdup.scan`, the gate's decision, and the report written: what ``scan`` and
     ``check`` share before their notices. Returns the result and whether the gate failed."""
+    if isinstance(source, list):  # the trees scanned: no link in them may say where a file goes
+        refuse_tree_links((report.output, review.write_baseline), source)
     result = minhashdup.scan(source, config, review=review, progress=progress_factory(report.quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it

@@ -24,7 +24,7 @@ from minhashdup.cli.options import (
     shingle_option,
     token_options,
 )
-from minhashdup.cli.output import NO_OUTPUT, progress_factory, write
+from minhashdup.cli.output import NO_OUTPUT, progress_factory, refuse_tree_links, write
 from minhashdup.cli.settings import config_option
 from minhashdup.core.limits import REPEATS
 
@@ -117,6 +117,7 @@ def evaluate_command(
     same shingles, per similarity bin, beside the S-curve's prediction.
     """
     config = config_from({**options, "output": output})
+    refuse_tree_links((output,), paths)
     found = minhashdup.evaluate(list(paths), config, low=low, repeats=repeats, progress=progress_factory(quiet))
     module, name = _EVALUATION_RENDERERS[fmt]
     write(functools.partial(getattr(importlib.import_module(module), name), found), output)
