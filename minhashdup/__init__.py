@@ -181,15 +181,15 @@ def review(result: Result, paths: "PathsArg", review: Review | None = None, **op
 
 def gate(result: Result) -> bool:
     """Whether the gate fails: more new pairs than ``max_pairs`` allows (``scan`` exits 1), or it
-    cannot vouch (exit 4): a changed file named as code was not compared (``stats.changes
-    ["unchecked"]``), or a bucket was too big to pair (``stats.oversize_buckets``).
+    cannot vouch (exit 4; :func:`minhashdup.ci.unseen.fails`).
 
     Example:
         >>> gate(scan("examples", max_pairs=10))
         False
     """
-    blind = result.stats.changes.get("unchecked", 0) + result.stats.oversize_buckets
-    return (limit := result.params.get("max_pairs")) is not None and (result.stats.new_pairs > limit or blind > 0)
+    from minhashdup.ci.unseen import fails
+
+    return fails(result, result.params.get("max_pairs"))
 
 
 def write_report(

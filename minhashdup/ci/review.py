@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from minhashdup.ci import git as project
+from minhashdup.ci import unseen
 from minhashdup.core.limits import listed_across, listed_within, pairs_among
 from minhashdup.errors import ConfigError, check_path, check_switch
-from minhashdup.result import Pair, Result, Skip, SkipReason
+from minhashdup.result import Pair, Result
 from minhashdup.source.paths import PathsArg, path_list
 
 if TYPE_CHECKING:  # imported where used: a scan without a baseline needs none of it
@@ -110,12 +111,13 @@ class Review:
         }
 
     def fails(self, result: Result) -> bool:
-        """The gate: more new (not known) pairs reported than ``max_pairs`` allows.
+        """The gate: more new (not known) pairs reported than ``max_pairs`` allows, or what it
+        cannot vouch for (:func:`minhashdup.gate`).
 
         It counts ``stats.new_pairs`` (set by :func:`apply`): every pair a listed row stands for,
         so a large identical group listed in part counts all of its new pairs.
         """
-        return self.max_pairs is not None and result.stats.new_pairs > self.max_pairs
+        return unseen.fails(result, self.max_pairs)
 
 
 def load(review: Review, paths: Sequence[str]) -> tuple[baselines.Baseline | None, set[str] | None]:
@@ -150,73 +152,16 @@ def apply(
         before = len(result.pairs)
         result = result.keep(_touching(result, changed))
         result.stats.changes = {"files": len(changed), "pairs_left_out": before - len(result.pairs)}
-        result.warnings.extend(unchecked_changes(result, changed))
-        missed = not_compared(result, changed)
+        result.warnings.extend(unseen.unchecked_changes(result, changed))
+        missed = unseen.not_compared(result, changed)
         result.stats.changes["unchecked"] = len(missed)  # a gate fails on them: it could not compare them
         if review.max_pairs is not None:
-            result.warnings.extend(_not_compared_warning(missed))
+            result.warnings.extend(unseen.not_compared_warning(missed))
     result.stats.new_pairs = count_new(result, recorded, review.tolerance, changed)
     if review.new_only:
         result = result.keep(lambda p: not p.known)
     result.params = {**result.params, **review.params()}
     return result
-
-
-#: Skips that a repository decides by its own files (a header, a name, .gitattributes).
-_DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
-
-
-def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
-    """Warnings for changed files the scan left out because of what they say they are
-    (generated, data) or of their names (no lexer takes them): a change can mark or name its
-    own copy so, and the gate would not see it."""
-    out = []
-    for reasons, advice in _UNSEEN:
-        skipped = [s for s in result.skips if s.reason in reasons and project.real(s.path) in changed]
-        if skipped:
-            first, more = skipped[0], f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
-            out.append(f"{first.path}{more}: changed but not compared, skipped as {first.message}; {advice}")
-    return out
-
-
-#: What :func:`unchecked_changes` warns of, and the advice it gives.
-_UNSEEN = (
-    (
-        _DECLARED,
-        "the gate does not see them (on untrusted changes run it with --include-generated,"
-        " and --include the data files to check)",
-    ),
-    ({SkipReason.NO_LEXER}, "the gate does not see them (no lexer takes their names)"),
-)
-
-
-#: Skips a change decides by what a file holds (its size, a NUL byte, text its lexer fails on or
-#: takes too long over): a file a lexer takes by its name, changed and left out so, is a copy
-#: the gate did not see, and the gate fails (:func:`not_compared`).
-_UNCHECKED = {SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.LEX_ERROR}
-
-
-def not_compared(result: Result, changed: set[str]) -> list[Skip]:
-    """The changed files, named as code by their names (a lexer takes them: an image or an
-    unknown name is not), that the scan left out for what they hold (:data:`_UNCHECKED`)."""
-    from minhashdup.source.tokens import name_choice  # pygments' index: only for a gate's skips
-
-    return [
-        s
-        for s in result.skips
-        if s.reason in _UNCHECKED and project.real(s.path) in changed and name_choice(os.path.basename(s.path))
-    ]
-
-
-def _not_compared_warning(missed: list[Skip]) -> list[str]:
-    if not missed:
-        return []
-    shown = "; ".join(f"{s.path}: {s.message}" for s in missed[:5])
-    more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
-    return [
-        f"changed but not compared: {shown}{more}; the gate fails, as it cannot tell whether they are copies"
-        " (--exclude them, or raise --max-size / --lex-timeout)"
-    ]
 
 
 def _members(result: Result) -> Callable[[str], tuple[str, ...]]:

@@ -1,0 +1,96 @@
+"""What a gate on a change under review cannot see: changed files the scan left out, and when it
+fails closed for them (exit 4, :data:`minhashdup.errors.ExitCode.UNCHECKED`).
+
+A change can mark its own copy as generated or data, or give it a name no lexer takes: those are
+named in a warning (:func:`unchecked_changes`). A copy left out for what it holds (padded past
+``--max-size``, a NUL byte, text its lexer fails on) that a scan would compare as code fails the
+gate (:func:`not_compared`), as does a bucket too big to pair (:func:`fails`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from minhashdup.ci import git as project
+from minhashdup.result import Result, Skip, SkipReason
+
+
+def fails(result: Result, limit: int | None) -> bool:
+    """The gate at ``limit`` new pairs (``None``: no gate): more new pairs reported, or what it
+    cannot vouch for, a changed file not compared (``stats.changes["unchecked"]``) or a bucket too
+    big to pair (``stats.oversize_buckets``)."""
+    blind = result.stats.changes.get("unchecked", 0) + result.stats.oversize_buckets
+    return limit is not None and (result.stats.new_pairs > limit or blind > 0)
+
+
+#: Skips that a repository decides by its own files (a header, a name, .gitattributes).
+_DECLARED = {SkipReason.GENERATED, SkipReason.NOT_CODE}
+
+
+def unchecked_changes(result: Result, changed: set[str]) -> list[str]:
+    """Warnings for changed files the scan left out because of what they say they are
+    (generated, data) or of their names (no lexer takes them): a change can mark or name its
+    own copy so, and the gate would not see it."""
+    out = []
+    for reasons, advice in _UNSEEN:
+        skipped = [s for s in result.skips if s.reason in reasons and project.real(s.path) in changed]
+        if skipped:
+            first, more = skipped[0], f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            out.append(f"{first.path}{more}: changed but not compared, skipped as {first.message}; {advice}")
+    return out
+
+
+#: What :func:`unchecked_changes` warns of, and the advice it gives.
+_UNSEEN = (
+    (
+        _DECLARED,
+        "the gate does not see them (on untrusted changes run it with --include-generated,"
+        " and --include the data files to check)",
+    ),
+    ({SkipReason.NO_LEXER}, "the gate does not see them (no lexer takes their names)"),
+)
+
+
+#: Skips a change decides by what a file holds (its size, a NUL byte, text its lexer fails on or
+#: takes too long over): a changed file left out so that would be compared as code is a copy the
+#: gate did not see, and the gate fails (:func:`not_compared`).
+_UNCHECKED = {SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.LEX_ERROR}
+
+
+def not_compared(result: Result, changed: set[str]) -> list[Skip]:
+    """The changed files left out for what they hold (:data:`_UNCHECKED`) that a scan would
+    compare as code (:func:`_code`): not an image, not a lockfile, data or prose."""
+    return [s for s in result.skips if s.reason in _UNCHECKED and project.real(s.path) in changed and _code(s.path)]
+
+
+def _code(path: str) -> bool:
+    """Whether the file at ``path`` is code by its name's lexer, or else by the lexer its shebang
+    or modeline declares (read from its first and last 4 KiB), and that lexer's kind."""
+    from minhashdup.source.kinds import not_code  # pygments' index: only for a gate's skips
+    from minhashdup.source.tokens import declared_lexer, lexer_class_for_filename
+
+    name = os.path.basename(path)
+    found = lexer_class_for_filename(name, "") or declared_lexer(_ends(path))
+    return found is not None and not not_code(name, found.name)
+
+
+def _ends(path: str) -> str:
+    """The first and last 4 KiB of the file at ``path`` as text (``""`` if it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+            handle.seek(max(len(head), os.fstat(handle.fileno()).st_size - 4096))
+            return (head + b"\n" + handle.read(4096)).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def not_compared_warning(missed: list[Skip]) -> list[str]:
+    if not missed:
+        return []
+    shown = "; ".join(f"{s.path}: {s.message}" for s in missed[:5])
+    more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
+    return [
+        f"changed but not compared: {shown}{more}; the gate fails, as it cannot tell whether they are copies"
+        " (--exclude them, or raise --max-size / --lex-timeout)"
+    ]
