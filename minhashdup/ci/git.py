@@ -78,14 +78,17 @@ def locate(paths: Iterable[str], start: str | os.PathLike[str] = ".") -> Project
 
 def git_toplevel(folder: str) -> str:
     """The top folder of the repository holding ``folder`` (raises :class:`ChangesError`): the
-    nearest folder up from it with a ``.git``, which git must agree is its top. A tree can hold
+    nearest folder up from it with a ``.git``, which git must agree is its top (unless ``GIT_DIR``
+    or ``GIT_WORK_TREE`` says where the repository is). A tree can hold
     files git reads as a repository of their own (``HEAD``, ``config``, ``objects/``: a bare one,
     its work tree set by its own config), which would answer what changed instead."""
     top = real(_git(folder, "rev-parse", "--show-toplevel").strip())
-    nearest = real(folder)
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:  # the user's own choice of repository
+        return top
+    nearest = os.path.realpath(folder)
     while not os.path.lexists(os.path.join(nearest, ".git")) and os.path.dirname(nearest) != nearest:
         nearest = os.path.dirname(nearest)
-    if top != nearest:
+    if os.path.realpath(top) != nearest:
         raise ChangesError(
             f"git takes {top} as the repository of {folder}, not the folder with the .git above it ({nearest});"
             " files in the tree that git reads as a repository are refused"
@@ -109,7 +112,7 @@ def changed_since(ref: str, starts: Sequence[str]) -> set[str]:
     out: set[str] = set()
     for top in _toplevels(starts):
         commit = _verify_commit(top, ref)  # a commit id: never read as an option by the diff
-        out |= _names(top, "diff", *_DIFF, "--end-of-options", commit, "--")
+        out |= _changed(top, "--end-of-options", commit, "--")
         out |= _names(top, "ls-files", "-z", "--others", "--exclude-standard")
     return out
 
@@ -118,7 +121,7 @@ def staged(starts: Sequence[str]) -> set[str]:
     """Files staged for the next commit (added, modified or renamed in the index), as real paths."""
     out: set[str] = set()
     for top in _toplevels(starts):
-        out |= _names(top, "diff", *_DIFF, "--cached", "--")
+        out |= _changed(top, "--cached", "--")
     return out
 
 
@@ -164,17 +167,48 @@ def _verify_commit(top: str, ref: str) -> str:
 
 
 def _names(top: str, *args: str) -> set[str]:
-    """The files git lists, as real paths; a folder it lists (a submodule whose commit changed,
-    a repository inside the tree) stands for every file in it: git names no file there."""
-    out = set()
+    """The files git lists, as real paths; a folder it lists (a repository inside the tree, not
+    tracked) stands for every file in it: git names no file there."""
+    out: set[str] = set()
     for name in _git(top, *args).split("\0"):
         path = os.path.join(top, name)
         if name:
+            out |= _inside(path) if os.path.isdir(path) and not os.path.islink(path) else {real(path)}
+    return out
+
+
+def _changed(top: str, *selection: str) -> set[str]:
+    """The files ``git diff`` finds changed (``selection``: a commit, or ``--cached``), as real
+    paths. A submodule is named by its folder alone: one the change adds stands for every file in
+    it, one whose commit it moves for the files that differ in it from the commit before (all of
+    them when the submodule cannot say)."""
+    fields = _git(top, "diff", "--raw", "--no-abbrev", *_DIFF[1:], *selection).split("\0")
+    out: set[str] = set()
+    for meta, name in zip(fields[0:-1:2], fields[1::2], strict=True):
+        old_mode, new_mode, old, _, _ = meta.lstrip(":").split(" ")
+        path = os.path.join(top, name)
+        if new_mode != _GITLINK or not os.path.isdir(path):
             out.add(real(path))
-        if name and os.path.isdir(path) and not os.path.islink(path):
-            for folder, subfolders, files in os.walk(path):
-                subfolders[:] = [d for d in subfolders if d != ".git"]
-                out.update(real(os.path.join(folder, f)) for f in files)
+        elif old_mode != _GITLINK:  # added (or a file made a submodule)
+            out |= _inside(path)
+        else:
+            try:
+                out |= _names(path, "diff", *_DIFF, "--end-of-options", old, "--")
+            except ChangesError:  # the commit before is not in the submodule's clone
+                out |= _inside(path)
+    return out
+
+
+#: The mode git gives a submodule's entry (a "gitlink").
+_GITLINK = "160000"
+
+
+def _inside(folder: str) -> set[str]:
+    """Every file under ``folder`` (a submodule, a repository), its ``.git`` left out, as real paths."""
+    out: set[str] = set()
+    for here, subfolders, files in os.walk(folder):
+        subfolders[:] = [d for d in subfolders if d != ".git"]
+        out.update(real(os.path.join(here, f)) for f in files if f != ".git")
     return out
 
 
