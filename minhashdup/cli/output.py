@@ -74,14 +74,15 @@ def refuse_tree_links(targets: Iterable[str | None], roots: Iterable[str]) -> No
     Raises:
         UsageFailure: naming the link.
     """
-    tops = {os.path.abspath(r) for r in roots} | {os.path.realpath(r) for r in roots}
+    tops = [os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots]
     for target in targets:
         if target is None or os.path.abspath(target).startswith(("/dev/", "/proc/self/fd/")):
             continue
         folder = os.path.dirname(os.path.abspath(target))
         while os.path.dirname(folder) != folder:
-            inside = any(folder.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
-            if inside and os.path.islink(folder):
+            # Where the link itself lies, its way resolved: however the path was spelled.
+            at = os.path.join(os.path.realpath(os.path.dirname(folder)), os.path.basename(folder))
+            if os.path.islink(folder) and any(at.startswith(top) for top in tops):
                 raise UsageFailure(
                     f"cannot write {target}: {folder} is a link inside the tree scanned, which would choose"
                     " where the file goes; write it to a folder that is not a link"
