@@ -233,21 +233,30 @@ def test_actions_example_commands_run(repo: Repo) -> None:
     commands = [s["run"] for s in steps if "run" in s and s["run"].startswith("minhashdup")]
     assert len(commands) == 2 and any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
     assert any(s.get("with", {}).get("path") == "~/.cache/minhashdup" for s in steps)
-    run("scan", ".", "-q", "--write-baseline", ".minhashdup-baseline.json")
+    run("scan", ".", "-q", "--exact", "--write-baseline", ".minhashdup-baseline.json")
     commit(repo.path, "the baseline")
-    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
-    commit(repo.path, "a near copy")
     (baseline_step,) = [s["run"] for s in steps if "run" in s and s["run"].startswith("git show")]
-    temp = repo.path.parent / "runner-temp"
-    temp.mkdir()
-    words = [w.replace("$BASE", "HEAD~1") for w in shlex.split(baseline_step.split(">")[0])]
-    shown = subprocess.run(words, cwd=repo.path, capture_output=True, check=True).stdout
-    (temp / "baseline.json").write_bytes(shown)
-    commands = [c.replace('"$BASE"', "HEAD~1").replace('"$RUNNER_TEMP', f'"{temp}') for c in commands]
-    sarif_args, gate_args = (_minhashdup_args(c) for c in commands)
+    sarif_args, gate_args = (_minhashdup_args(c.replace('"$BASE"', "HEAD~1")) for c in commands)
+
+    def change(message: str) -> int:  # the change committed, then the workflow's steps on it
+        commit(repo.path, message)
+        words, target = (part.strip() for part in baseline_step.replace('"$BASE', '"HEAD~1').split(">"))
+        shown = subprocess.run(shlex.split(words), cwd=repo.path, capture_output=True, check=True).stdout
+        (repo.path / target).write_bytes(shown)
+        return run(*gate_args, "--exact")[0]
+
+    # A file of a known pair edited: still known, the gate passes.
+    edited = list(repo.copy)
+    differing = next(i for i, (x, y) in enumerate(zip(repo.orig, repo.copy, strict=True)) if x != y)
+    edited[differing] = "\n".join(go_function(repo.rng))
+    repo.write("b/copy.go", edited)
+    assert change("an edit of a known pair's file") == ExitCode.OK
+    # A new near copy fails it, whatever baseline the change brings.
+    repo.write("d/new.go", near_copy(repo.other, repo.rng, 2))
+    (repo.path / ".minhashdup-baseline.json").write_text('{"minhashdup_baseline": 1, "pairs": []}\n')
+    assert change("a near copy") == ExitCode.PAIRS_FOUND
     assert run(*sarif_args, "--exact")[0] == ExitCode.OK
     assert json.loads((repo.path / "minhashdup.sarif").read_text())["version"] == "2.1.0"
-    assert run(*gate_args, "--exact")[0] == ExitCode.PAIRS_FOUND
 
 
 def test_table_and_stderr_say_what_the_baseline_and_the_gate_did(repo: Repo) -> None:

@@ -315,6 +315,9 @@ def test_a_folder_link_in_the_scanned_tree_does_not_choose_where_a_file_goes(
     code, out, err = run("scan", ".", "-q", "--no-cache", "-f", "json", option, "reports/x.json")
     assert code == ExitCode.USAGE and out == "" and list(outside.iterdir()) == []
     assert "reports is a link inside the tree scanned" in err
+    (tmp_path / "alias").symlink_to(repo)  # the same link, spelled through another
+    code, _, err = run("scan", ".", "-q", "--no-cache", "-f", "json", option, str(tmp_path / "alias/reports/x.json"))
+    assert code == ExitCode.USAGE and list(outside.iterdir()) == []
     # A real folder of the tree, or a link outside the trees scanned, is written as asked.
     assert run("scan", ".", "-q", "--no-cache", "-f", "json", option, "real/x.json")[0] == ExitCode.OK
     other = make_tree({"a.go": text, "b.go": text}, "other")

@@ -115,6 +115,28 @@ def test_a_copy_in_a_submodule_the_change_adds_is_a_changed_file(
     code, doc, err = _gate("--fail-on-pairs")
     assert code == ExitCode.PAIRS_FOUND, err
     assert [(p["a"], p["b"]) for p in doc["pairs"]] == [("./lib/sub/copy.go", "./orig.go")]
+    # .gitmodules and the submodule's two files (copy.go, .gitignore): not its folder nor its .git
+    assert doc["stats"]["changes"]["files"] == 3
+    # Its commit moved: the files that differ in it are the change's, not every file in it (nor
+    # a file too large to compare that it holds unchanged).
+    inner = root / "lib" / "sub"
+
+    def move(message: str) -> None:
+        git(sub, "add", "-A")
+        git(sub, "commit", "-q", "-m", message)
+        git(inner, "fetch", "-q", str(sub), "HEAD")
+        git(inner, "checkout", "-q", "FETCH_HEAD")
+        git(root, "commit", "-q", "-am", message)
+
+    (sub / "big.js").write_text("var x = 1;\n" * 200_000)
+    (sub / "README").write_text("a submodule\n")
+    move("the base: the submodule at its second commit")
+    base = git(root, "rev-parse", "HEAD").strip()
+    (sub / "README").write_text("a submodule, again\n")
+    move("a change under review: the submodule moved")
+    code, out, err = run("scan", ".", "-j", "1", "--no-cache", "-f", "json", "--changed-since", base, "--fail-on-pairs")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["stats"]["changes"] == {"files": 1, "pairs_left_out": 1, "unchecked": 0}
 
 
 def test_files_laid_out_as_a_repository_do_not_answer_what_changed(
@@ -162,3 +184,34 @@ def test_a_gate_with_a_bucket_too_big_to_pair_fails_closed(tmp_path: Path, monke
     assert code == ExitCode.UNCHECKED and "1 bucket too big to pair (--max-bucket)" in err
     code, doc, _ = _gate("--max-bucket", "3", "--bands", "1", "--rows", "1")  # no gate: a warning only
     assert code == ExitCode.OK
+
+
+def test_what_is_compared_as_code_decides_not_the_name_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _base(tmp_path, monkeypatch)
+    # A large lockfile or data file is never compared: it does not fail the gate.
+    _change(root, {"package-lock.json": b'{"a": "' + b"x" * 1100 * 1024 + b'"}\n', "notes.md": b"# x\n\0\n"})
+    code, doc, _ = _gate("--fail-on-pairs")
+    assert code == ExitCode.OK and doc["stats"]["changes"]["unchecked"] == 0
+    # A script with no extension is code by its shebang: padded, it fails the gate.
+    _change(root, {"bin/tool": b"#!/usr/bin/env python3\n" + TEXT.encode() + b"#" * 1100 * 1024 + b"\n"})
+    code, doc, err = _gate("--fail-on-pairs")
+    assert code == ExitCode.UNCHECKED and "./bin/tool: too-large" in err
+
+
+def test_a_root_reached_through_a_link_or_git_dir_is_the_same_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _base(tmp_path, monkeypatch)
+    _change(root, {"sub/copy.go": TEXT.encode()})
+    (tmp_path / "top").symlink_to(root)
+    (tmp_path / "low").symlink_to(root / "sub")
+    monkeypatch.chdir(tmp_path)
+    for start in (tmp_path / "top", tmp_path / "low"):
+        code, _, err = run(
+            "scan", str(start), "-j", "1", "--no-cache", "-q", "--changed-since", "HEAD~1", "--fail-on-pairs"
+        )
+        assert code == (ExitCode.PAIRS_FOUND if start.name == "top" else ExitCode.OK), err
+    monkeypatch.setenv("GIT_DIR", str(root / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(root))
+    code, _, err = run("scan", str(root), "-j", "1", "--no-cache", "-q", "--changed-since", "HEAD~1", "--fail-on-pairs")
+    assert code == ExitCode.PAIRS_FOUND, err
