@@ -190,6 +190,8 @@ def test_a_config_file_cannot_name_another(project: Path) -> None:
         ("max-size = 2.5", "'max-size' must be a size (an integer or a string) (got float 2.5)"),
         ("format = {a = 1}", "'format' must be a string (got table {'a': 1})"),
         ("quiet = [true]", "'quiet' must be true or false (got array [True])"),
+        ("exact = 1", "'exact' must be true or false (got integer 1)"),
+        ("fail-on-pairs = 0", "'fail-on-pairs' must be true or false (got integer 0)"),
         ("seed = 2000-01-01", "'seed' must be an integer (got date-time datetime.date(2000, 1, 1))"),
         (f"exclude = ['{'x' * 60}', 3]", f"'exclude' must be an array of strings (got array ['{'x' * 35}...)\n"),
     ],

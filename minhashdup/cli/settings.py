@@ -179,7 +179,7 @@ def _checked(option: click.Option, key: str, value: Any, source: str) -> Any:
         ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
         need = "an array of strings"
     elif option.is_flag:
-        ok, need = isinstance(value, (bool, int, str)), "true or false"
+        ok, need = isinstance(value, (bool, str)), "true or false"
     elif isinstance(option.type, click.types.IntParamType):
         ok, need = isinstance(value, (int, str)) and not isinstance(value, bool), "an integer"
     elif isinstance(option.type, click.types.FloatParamType):
