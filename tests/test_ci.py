@@ -206,6 +206,8 @@ def test_staged_and_files_from(repo: Repo) -> None:
     assert set(pairs_of(doc)) == {NEW}
     code, _, err = run("scan", ".", "--files-from", "missing.txt")
     assert code == ExitCode.USAGE and "--files-from missing.txt: cannot be read" in err
+    code, _, err = run("scan", ".", "--files-from", "/dev/zero")  # a list without end is not read whole
+    assert code == ExitCode.USAGE and "--files-from /dev/zero: more than 64 MiB" in err
 
 
 def test_changed_since_errors(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -370,6 +370,11 @@ def config_from(options: dict[str, Any]) -> Config:
     )
 
 
+#: The most characters ``--files-from`` reads (a million paths of 60 characters fit): a list
+#: without end (``/dev/zero``, a stream that never closes) is refused, not read into memory.
+FILES_FROM_CHARS = 64 * 2**20
+
+
 def review_from(options: dict[str, Any], base: str = ".") -> Review:
     """Build the :class:`~minhashdup.ci.review.Review` of the CI options (raises ConfigError)."""
     changed: tuple[str, ...] | None = None
@@ -377,12 +382,17 @@ def review_from(options: dict[str, Any], base: str = ".") -> Review:
     if source is not None:
         try:
             if source == "-":
-                changed = tuple(sys.stdin)
-            else:
+                text = sys.stdin.read(FILES_FROM_CHARS + 1)
+            else:  # a pipe too: --files-from <(git diff --name-only)
                 with open(source, encoding="utf-8", errors="surrogateescape") as handle:
-                    changed = tuple(handle)
+                    text = handle.read(FILES_FROM_CHARS + 1)
         except OSError as err:
             raise ConfigError(f"--files-from {source}: cannot be read ({err.strerror or err})") from None
+        if len(text) > FILES_FROM_CHARS:
+            raise ConfigError(
+                f"--files-from {source}: more than {FILES_FROM_CHARS // 2**20} MiB; is it a list of files?"
+            )
+        changed = tuple(text.split("\n"))  # universal newlines: \r\n and \r are \n already
     gate = options["max_pairs"]
     if gate is None and options["fail_on_pairs"]:
         gate = 0
