@@ -7,7 +7,9 @@ warning that says what was left out.
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import signal
 import socket
 from collections.abc import Iterator
@@ -17,10 +19,11 @@ from typing import Any
 import pathspec
 import pytest
 
+from minhashdup.errors import ExitCode
 from minhashdup.source.ignore import IGNORE_FILE_LIMIT, IGNORE_NESTING_LIMIT, compile_globs
 from minhashdup.source.walk import Skip, SkipReason, WalkResult, walk
 
-from .conftest import TreeFactory
+from .conftest import TreeFactory, go_file, render_go, run
 
 GO = "package x\n"
 NOT_APPLIED = "its rules are not applied, so the files it lists are scanned"
@@ -461,3 +464,27 @@ def test_an_exclude_glob_reads_a_trailing_globstar_as_an_ignore_file_does(make_t
     root = make_tree({"x.go": GO, "d/x.go": GO, "d/keep.go": GO, "d/sub/y.go": GO})
     files, _ = _rel(walk([str(root)], exclude=["d/**", "!d/keep.go"]), root)
     assert sorted(files) == ["d/keep.go", "x.go"]
+
+
+def _unreadable_file() -> str:
+    """A file no one may read, root included (a kernel setting that is written only)."""
+    path = "/proc/sys/vm/drop_caches"
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        return path
+    except OSError:
+        pass
+    pytest.skip("no file here that even this user cannot read")
+
+
+def test_an_unreadable_path_on_the_command_line_is_a_skip_not_the_end(make_tree: TreeFactory) -> None:
+    # One bad file never loses the results of the others, named in a folder or on its own.
+    text = render_go(go_file(random.Random(2), 6))
+    root = make_tree({"a.go": text, "b.go": text})
+    locked = _unreadable_file()
+    code, out, err = run("scan", locked, str(root), "-q", "--no-cache", "-f", "json")
+    assert code == ExitCode.OK, err
+    doc = json.loads(out)
+    assert len(doc["pairs"]) == 1 and doc["stats"]["skipped"] == {"unreadable": 1}

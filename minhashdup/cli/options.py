@@ -56,7 +56,7 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False, path_type=str))
 
 file_options = _stack(
     click.option(

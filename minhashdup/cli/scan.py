@@ -47,7 +47,7 @@ Examples:
 
 
 #: PATHS, optional: ``--parquet`` takes their place.
-scan_paths = click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=str))
+scan_paths = click.argument("paths", nargs=-1, required=False, type=click.Path(readable=False, path_type=str))
 
 #: --parquet and its columns.
 DATASET_OPTIONS = (
