@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -165,6 +166,13 @@ class Config:
             if isinstance(value, str) or not all(isinstance(g, str) and g for g in value):
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
+            for glob in value:
+                if "[:" in glob and re.search(r"\[[^\]]*\[:[a-z]+:\]", glob):  # pathspec reads [[:alpha:]] as [[:alph]
+                    raise ConfigError(
+                        "{0} {glob!r}: POSIX classes like [:alpha:] are not supported; list the characters ([a-zA-Z])",
+                        name,
+                        glob=glob,
+                    )
             check_globs(value, name)  # a bad glob is refused now, not when the walk starts
 
     def _check_run(self) -> None:

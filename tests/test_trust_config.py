@@ -331,3 +331,9 @@ def test_no_config_ignores_the_projects_pyproject(project: Path) -> None:
     for args in (["--no-config", "--config", "pyproject.toml"], ["--config", "pyproject.toml", "--no-config"]):
         err = usage_error("scan", ".", *args)
         assert err == "minhashdup: error: --config and --no-config exclude each other; give one\n"
+
+
+@pytest.mark.parametrize("glob", ["[[:alpha:]]*.py", "x[![:digit:]_].go"])
+def test_a_posix_class_in_a_glob_is_refused_not_read_as_another_set(project: Path, glob: str) -> None:
+    err = usage_error("scan", ".", "--no-config", "--include", glob)
+    assert "POSIX classes like [:alpha:] are not supported" in err
