@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from minhashdup import gitrun
-from minhashdup.errors import MinhashdupError
+from minhashdup.errors import ConfigError, MinhashdupError
 
 if TYPE_CHECKING:
     from minhashdup.analysis.regions import Project
@@ -123,6 +124,31 @@ def staged(starts: Sequence[str]) -> set[str]:
     for top in _toplevels(starts):
         out |= _changed(top, "--cached", "--")
     return out
+
+
+#: The most characters :func:`read_lines` reads (a million paths of 60 characters fit): a list
+#: without end (``/dev/zero``, a stream that never closes) is refused, not read into memory.
+LIST_CHARS = 64 * 2**20
+
+
+def read_lines(source: str) -> tuple[str, ...]:
+    """The lines of the list of files ``source`` (``--files-from``; ``-``: stdin; a pipe too, as
+    ``<(git diff --name-only)``), at most :data:`LIST_CHARS` characters.
+
+    Raises:
+        ConfigError: it cannot be read, or it is longer.
+    """
+    try:
+        if source == "-":
+            text = sys.stdin.read(LIST_CHARS + 1)
+        else:
+            with open(source, encoding="utf-8", errors="surrogateescape") as handle:
+                text = handle.read(LIST_CHARS + 1)
+    except OSError as err:
+        raise ConfigError(f"--files-from {source}: cannot be read ({err.strerror or err})") from None
+    if len(text) > LIST_CHARS:
+        raise ConfigError(f"--files-from {source}: more than {LIST_CHARS // 2**20} MiB; is it a list of files?")
+    return tuple(text.split("\n"))  # universal newlines: \r\n and \r are \n already
 
 
 def read_list(lines: Iterable[str], base: str = ".") -> set[str]:

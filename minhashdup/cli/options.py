@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from minhashdup.ci.git import read_lines
 from minhashdup.ci.review import Review
 from minhashdup.cli.sizes import ByteSize
 from minhashdup.config import Config
-from minhashdup.errors import ConfigError, ExitCode
+from minhashdup.errors import ExitCode
 from minhashdup.report import FAMILY_ROWS_MIN, FAMILY_SHARE, FORMATS, TABLE_LIMIT
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -370,29 +370,12 @@ def config_from(options: dict[str, Any]) -> Config:
     )
 
 
-#: The most characters ``--files-from`` reads (a million paths of 60 characters fit): a list
-#: without end (``/dev/zero``, a stream that never closes) is refused, not read into memory.
-FILES_FROM_CHARS = 64 * 2**20
-
-
 def review_from(options: dict[str, Any], base: str = ".") -> Review:
     """Build the :class:`~minhashdup.ci.review.Review` of the CI options (raises ConfigError)."""
     changed: tuple[str, ...] | None = None
     source = options["files_from"]
     if source is not None:
-        try:
-            if source == "-":
-                text = sys.stdin.read(FILES_FROM_CHARS + 1)
-            else:  # a pipe too: --files-from <(git diff --name-only)
-                with open(source, encoding="utf-8", errors="surrogateescape") as handle:
-                    text = handle.read(FILES_FROM_CHARS + 1)
-        except OSError as err:
-            raise ConfigError(f"--files-from {source}: cannot be read ({err.strerror or err})") from None
-        if len(text) > FILES_FROM_CHARS:
-            raise ConfigError(
-                f"--files-from {source}: more than {FILES_FROM_CHARS // 2**20} MiB; is it a list of files?"
-            )
-        changed = tuple(text.split("\n"))  # universal newlines: \r\n and \r are \n already
+        changed = read_lines(source)
     gate = options["max_pairs"]
     if gate is None and options["fail_on_pairs"]:
         gate = 0
