@@ -229,6 +229,8 @@ class Result:
     rejected: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     #: Groups of two or more identical files, largest first.
     groups: list[Group] = dataclasses.field(default_factory=list)
+    #: Files in a bucket too big to pair (``--max-bucket``), sorted: a gate cannot vouch for them.
+    unpaired: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def normalised(self) -> bool:

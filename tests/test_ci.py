@@ -180,7 +180,7 @@ def test_changed_since_reports_exactly_the_pairs_touching_changed_files(repo: Re
     assert set(pairs_of(doc)) == {KNOWN, NEW}
     code, doc, _ = scan_json("--changed-since", "HEAD~1", "--fail-on-pairs")
     assert code == ExitCode.PAIRS_FOUND and set(pairs_of(doc)) == {NEW}
-    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 1, "unchecked": 0}  # type: ignore[index]
+    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 1, "unchecked": 0, "unpaired": 0}  # type: ignore[index]
     assert doc["params"]["changed_since"] == "HEAD~1"  # type: ignore[index]
     # Nothing changed since HEAD: no pair reported, the gate passes, yet the tree was compared.
     code, doc, _ = scan_json("--changed-since", "HEAD", "--fail-on-pairs")

@@ -162,7 +162,7 @@ def test_a_file_given_with_config_is_trusted_like_the_command_line(project: Path
     assert code == ExitCode.OK and out == "", err
     doc = json.loads((tmp_path / "report.json").read_text())
     assert doc["params"]["config_file"] == str(ci) and len(doc["pairs"]) == 1
-    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 0, "unchecked": 0}
+    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 0, "unchecked": 0, "unpaired": 0}
     assert len(json.loads((tmp_path / "dups.json").read_text())["pairs"]) == 1
     assert (tmp_path / "cache").is_dir() and not (tmp_path / "nope.json").exists()
 

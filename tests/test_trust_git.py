@@ -69,7 +69,7 @@ def test_a_tag_named_like_an_option_is_a_name_and_writes_nothing(repo: Path, tmp
     assert not pwned.exists()
     # The tag is the base commit: copy.go changed since it, so the pair is reported and the gate fails.
     assert code == ExitCode.PAIRS_FOUND
-    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 0, "unchecked": 0}  # type: ignore[index]
+    assert doc["stats"]["changes"] == {"files": 1, "pairs_left_out": 0, "unchecked": 0, "unpaired": 0}  # type: ignore[index]
     assert [(p["a"], p["b"]) for p in doc["pairs"]] == [("./copy.go", "./orig.go")]  # type: ignore[attr-defined]
 
 

@@ -136,7 +136,7 @@ def test_a_copy_in_a_submodule_the_change_adds_is_a_changed_file(
     move("a change under review: the submodule moved")
     code, out, err = run("scan", ".", "-j", "1", "--no-cache", "-f", "json", "--changed-since", base, "--fail-on-pairs")
     assert code == ExitCode.OK, err
-    assert json.loads(out)["stats"]["changes"] == {"files": 1, "pairs_left_out": 1, "unchecked": 0}
+    assert json.loads(out)["stats"]["changes"] == {"files": 1, "pairs_left_out": 1, "unchecked": 0, "unpaired": 0}
 
 
 def test_files_laid_out_as_a_repository_do_not_answer_what_changed(
@@ -179,11 +179,22 @@ def test_a_gate_with_a_bucket_too_big_to_pair_fails_closed(tmp_path: Path, monke
     # A change floods a band's bucket with near variants of its copy: nothing in it is paired.
     root = _base(tmp_path, monkeypatch)
     _change(root, {f"v{n}.go": (TEXT + f"\nvar V{n} = {n}\n").encode() for n in range(6)})
-    code, doc, err = _gate("--fail-on-pairs", "--max-bucket", "3", "--bands", "1", "--rows", "1")
+    tight = ("--max-bucket", "3", "--bands", "1", "--rows", "1")
+    code, doc, err = _gate("--fail-on-pairs", *tight)
     assert doc["pairs"] == [] and doc["stats"]["oversize_buckets"] == 1
-    assert code == ExitCode.UNCHECKED and "1 bucket too big to pair (--max-bucket)" in err
-    code, doc, _ = _gate("--max-bucket", "3", "--bands", "1", "--rows", "1")  # no gate: a warning only
+    assert doc["stats"]["changes"]["unpaired"] == 6
+    assert code == ExitCode.UNCHECKED and "6 changed files in a bucket too big to pair" in err
+    assert "changed but in a bucket too big to pair: ./v0.go;" in err
+    code, doc, _ = _gate(*tight)  # no gate: a warning only
     assert code == ExitCode.OK
+    # A change of a file in no such bucket: the gate vouches for it, whatever the tree holds.
+    _change(root, {"other.go": render_go(go_file(random.Random(10), 8)).encode()})
+    code, doc, err = _gate("--fail-on-pairs", *tight)
+    assert doc["stats"]["oversize_buckets"] == 1 and doc["stats"]["changes"]["unpaired"] == 0
+    assert code == ExitCode.OK, err
+    # The whole tree's gate (no changed files) cannot vouch for what it did not pair.
+    code, _, err = run("scan", ".", "-j", "1", "--no-cache", "-q", "--fail-on-pairs", *tight)
+    assert code == ExitCode.UNCHECKED and "1 bucket too big to pair (--max-bucket)" in err
 
 
 def test_what_is_compared_as_code_decides_not_the_name_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

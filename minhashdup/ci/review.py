@@ -154,9 +154,11 @@ def apply(
         result.stats.changes = {"files": len(changed), "pairs_left_out": before - len(result.pairs)}
         result.warnings.extend(unseen.unchecked_changes(result, changed))
         missed = unseen.not_compared(result, changed)
+        crowded = [path for path in result.unpaired if project.real(path) in changed]
         result.stats.changes["unchecked"] = len(missed)  # a gate fails on them: it could not compare them
+        result.stats.changes["unpaired"] = len(crowded)  # and on these: in a bucket too big to pair
         if review.max_pairs is not None:
-            result.warnings.extend(unseen.not_compared_warning(missed))
+            result.warnings.extend(unseen.not_compared_warning(missed, crowded))
     result.stats.new_pairs = count_new(result, recorded, review.tolerance, changed)
     if review.new_only:
         result = result.keep(lambda p: not p.known)

@@ -17,9 +17,11 @@ from minhashdup.result import Result, Skip, SkipReason
 
 def fails(result: Result, limit: int | None) -> bool:
     """The gate at ``limit`` new pairs (``None``: no gate): more new pairs reported, or what it
-    cannot vouch for, a changed file not compared (``stats.changes["unchecked"]``) or a bucket too
-    big to pair (``stats.oversize_buckets``)."""
-    blind = result.stats.changes.get("unchecked", 0) + result.stats.oversize_buckets
+    cannot vouch for, a changed file not compared (``stats.changes["unchecked"]``) or one in a
+    bucket too big to pair (``["unpaired"]``; without changed files, any such bucket:
+    ``stats.oversize_buckets``)."""
+    changes = result.stats.changes  # with changed files: those in a bucket too big; else any such bucket
+    blind = changes.get("unchecked", 0) + changes.get("unpaired", result.stats.oversize_buckets)
     return limit is not None and (result.stats.new_pairs > limit or blind > 0)
 
 
@@ -85,12 +87,22 @@ def _ends(path: str) -> str:
         return ""
 
 
-def not_compared_warning(missed: list[Skip]) -> list[str]:
-    if not missed:
-        return []
-    shown = "; ".join(f"{s.path}: {s.message}" for s in missed[:5])
-    more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
-    return [
-        f"changed but not compared: {shown}{more}; the gate fails, as it cannot tell whether they are copies"
-        " (--exclude them, or raise --max-size / --lex-timeout)"
-    ]
+def not_compared_warning(missed: list[Skip], crowded: list[str]) -> list[str]:
+    """What the gate fails on, named: the changed files not compared (``missed``) and those in a
+    bucket too big to pair (``crowded``), five of each at most."""
+
+    def named(paths: list[str]) -> str:
+        return "; ".join(paths[:5]) + (f"; and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+    out = []
+    if missed:
+        out.append(
+            f"changed but not compared: {named([f'{s.path}: {s.message}' for s in missed])}; the gate fails, as it"
+            " cannot tell whether they are copies (--exclude them, or raise --max-size / --lex-timeout)"
+        )
+    if crowded:
+        out.append(
+            f"changed but in a bucket too big to pair: {named(crowded)}; the gate fails, as it cannot tell whether"
+            " they are copies (raise --max-bucket)"
+        )
+    return out

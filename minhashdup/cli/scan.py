@@ -214,14 +214,16 @@ def _too_many(result: Result, review: Review) -> bool:
 
 
 def _gate_message(result: Result, review: Review) -> str:
-    new, unchecked, over = (
-        result.stats.new_pairs,
-        result.stats.changes.get("unchecked", 0),
-        result.stats.oversize_buckets,
-    )
+    new, unchecked = result.stats.new_pairs, result.stats.changes.get("unchecked", 0)
     if not _too_many(result, review):
         why = [f"{unchecked} changed file{'s' if unchecked != 1 else ''} not compared"] if unchecked else []
-        why += [f"{over} bucket{'s' if over != 1 else ''} too big to pair (--max-bucket)"] if over else []
+        if "unpaired" in result.stats.changes:  # changed files: those in a bucket too big to pair
+            crowded = result.stats.changes["unpaired"]
+            why += (
+                [f"{crowded} changed file{'s' if crowded != 1 else ''} in a bucket too big to pair"] if crowded else []
+            )
+        elif over := result.stats.oversize_buckets:
+            why += [f"{over} bucket{'s' if over != 1 else ''} too big to pair (--max-bucket)"]
         return f"minhashdup: gate failed, it cannot vouch for the change: {' and '.join(why)} (see above)"
     return (
         f"minhashdup: gate failed: {new} new pair{'s' if new != 1 else ''} reported"

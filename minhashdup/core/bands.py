@@ -23,11 +23,13 @@ _COMBINE = U64(0xD6E8FEB86659FD93)
 
 @dataclasses.dataclass(frozen=True)
 class Oversize:
-    """A bucket left out because it held more than ``max_bucket`` items."""
+    """A bucket left out because it held more than ``max_bucket`` items (``members``: all of
+    them, where the engine knows them; empty where it does not)."""
 
     band: int
     size: int
     example: int  # index of one item in it
+    members: tuple[int, ...] = ()
 
 
 def candidate_probability(s: npt.ArrayLike, bands: int, rows: int, bits: int = 64) -> npt.NDArray[np.float64]:
@@ -92,15 +94,15 @@ def candidate_pairs(keys: UInt64Array, max_bucket: int) -> tuple[IntArray, list[
         # Merged band by band: the same pairs recur in every band, so memory holds the
         # distinct pairs and one band's, not ``bands`` copies of them.
         codes = distinct(np.concatenate([codes, band_codes]))
-        oversize.extend(Oversize(band, size, example) for size, example in big)
+        oversize.extend(Oversize(band, size, int(members[0]), tuple(members.tolist())) for size, members in big)
     return code_pairs(codes, n), oversize
 
 
-def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray, list[tuple[int, int]]]:
-    """Pair codes ``i * n + j`` of one band's buckets, and the (size, example) of big ones."""
+def _band_pairs(column: UInt64Array, n: int, max_bucket: int) -> tuple[IntArray, list[tuple[int, IntArray]]]:
+    """Pair codes ``i * n + j`` of one band's buckets, and the (size, items) of big ones."""
     order = np.argsort(column, kind="stable")
     starts, sizes = runs(column[order])
-    big = [(int(sizes[i]), int(order[starts[i]])) for i in np.flatnonzero(sizes > max_bucket)]
+    big = [(int(sizes[i]), order[starts[i] : starts[i] + sizes[i]]) for i in np.flatnonzero(sizes > max_bucket)]
     keep = sizes <= max_bucket
     codes: list[IntArray] = []
     for p, q in pairs_in_runs(starts[keep], sizes[keep]):

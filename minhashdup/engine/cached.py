@@ -32,8 +32,8 @@ from minhashdup.core.digest import blake2b, content_digest
 from minhashdup.engine.base import Extractor
 from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
 from minhashdup.engine.cache import Entry as CacheEntry
-from minhashdup.engine.codec import decode_result, encode_result, storable
-from minhashdup.result import SCHEMA_VERSION, Result, Skip, SkipReason
+from minhashdup.engine.codec import STORED_SCHEMA, decode_result, encode_result, storable
+from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
@@ -376,7 +376,7 @@ def result_key(
 
 
 def _keyed(config: Config, body: bytes, skips: Sequence[Skip], more: dict[str, str]) -> bytes:
-    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": SCHEMA_VERSION}
+    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": STORED_SCHEMA}
     head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
     h = blake2b(json.dumps({**head, **more}, sort_keys=True).encode(), digest_size=20)
     h.update(body)

@@ -2,8 +2,8 @@
 table): every field at full precision, as compressed JSON.
 
 One entry per stored field in :data:`FIELDS`: a field added to or removed from ``Result`` is a
-line here (and a :data:`minhashdup.result.SCHEMA_VERSION` bump, which is part of every result's
-cache key, so no result of another shape is ever read back).
+line here (and a :data:`STORED_SCHEMA` bump, which is part of every result's cache key, so no
+result of another shape is ever read back).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.result import REASONS, Cluster, Group, Pair, Result, Skip, SkipReason, Stats
+from minhashdup.result import REASONS, SCHEMA_VERSION, Cluster, Group, Pair, Result, Skip, SkipReason, Stats
 
 #: ``(field, to JSON, from JSON)`` for each stored field of a Result; ``params`` is not stored
 #: (the scan that replays a result has the same parameters: they are part of its key).
@@ -39,7 +39,12 @@ FIELDS: tuple[tuple[str, Callable[[Any], Any], Callable[[Any], Any]], ...] = (
         lambda gs: [[list(g.files), g.shingles, g.pairs_listed] for g in gs],
         lambda rows: [Group(tuple(f), n, listed) for f, n, listed in rows],
     ),
+    ("unpaired", list, list),
 )
+
+#: Part of each stored result's key: the JSON report's ``SCHEMA_VERSION`` and the stored form's
+#: own version (2 added ``unpaired``), so that no result of another shape is ever read back.
+STORED_SCHEMA = (SCHEMA_VERSION, 2)
 
 
 def encode_result(result: Result) -> bytes:

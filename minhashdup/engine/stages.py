@@ -185,7 +185,12 @@ def pairs_of(seen: Compared, reps: Reps, config: Config) -> Result:
     files = [seen.paths[i] for members in seen.groups.members for i in members]
     rejected = pairs.rejected(cand, ok, rep_paths)
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
-    return Result(config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups)
+    unpaired = sorted({f for o in oversize for g in o.members for f in named[g].files})
+    if any(not o.members for o in oversize):  # an engine that does not say who is in a bucket: anyone
+        unpaired = sorted(files)
+    return Result(
+        config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups, unpaired
+    )
 
 
 def _marked(listed: list[Pair], vendored: set[str]) -> list[Pair]:
