@@ -203,11 +203,13 @@ def test_staged_and_files_from(repo: Repo) -> None:
     _, doc, _ = scan_json("--files-from", "list.txt")
     assert set(pairs_of(doc)) == {KNOWN}
     _, doc, _ = scan_json("--files-from", "-", stdin="./d/new.go\nnowhere.go\n")
+    lone_cr = scan_json("--files-from", "-", stdin="nowhere.go\r./d/new.go\r")[1]  # \r alone ends a line
+    assert lone_cr["pairs"] == doc["pairs"]
     assert set(pairs_of(doc)) == {NEW}
     code, _, err = run("scan", ".", "--files-from", "missing.txt")
     assert code == ExitCode.USAGE and "--files-from missing.txt: cannot be read" in err
     code, _, err = run("scan", ".", "--files-from", "/dev/zero")  # a list without end is not read whole
-    assert code == ExitCode.USAGE and "--files-from /dev/zero: more than 64 MiB" in err
+    assert code == ExitCode.USAGE and "--files-from /dev/zero: more than 67,108,864 characters" in err
 
 
 def test_changed_since_errors(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> None:

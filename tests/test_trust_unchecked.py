@@ -226,3 +226,14 @@ def test_a_root_reached_through_a_link_or_git_dir_is_the_same_repository(
     monkeypatch.setenv("GIT_WORK_TREE", str(root))
     code, _, err = run("scan", str(root), "-j", "1", "--no-cache", "-q", "--changed-since", "HEAD~1", "--fail-on-pairs")
     assert code == ExitCode.PAIRS_FOUND, err
+
+
+def test_a_changed_file_that_cannot_be_read_is_not_vouched_for(tmp_path: Path) -> None:
+    # git cannot commit an unreadable file, but a file list (--files-from, check) can name one.
+    from minhashdup.ci import unseen
+    from minhashdup.result import Result, Skip, SkipReason, Stats
+
+    path = tmp_path / "copy.go"
+    path.write_text(TEXT)
+    result = Result({}, Stats(), [], [], [Skip(str(path), SkipReason.UNREADABLE, "Permission denied")])
+    assert [s.path for s in unseen.not_compared(result, {str(path.resolve())})] == [str(path)]

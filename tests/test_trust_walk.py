@@ -488,3 +488,6 @@ def test_an_unreadable_path_on_the_command_line_is_a_skip_not_the_end(make_tree:
     assert code == ExitCode.OK, err
     doc = json.loads(out)
     assert len(doc["pairs"]) == 1 and doc["stats"]["skipped"] == {"unreadable": 1}
+    # A gate, though, cannot vouch for what it cannot read.
+    code, out, err = run("scan", locked, str(root), "-q", "--no-cache", "--fail-on-pairs", "--max-pairs", "5")
+    assert code == ExitCode.USAGE and out == "" and f"cannot read {locked}: a gate cannot vouch for it" in err

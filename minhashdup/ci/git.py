@@ -147,8 +147,8 @@ def read_lines(source: str) -> tuple[str, ...]:
     except OSError as err:
         raise ConfigError(f"--files-from {source}: cannot be read ({err.strerror or err})") from None
     if len(text) > LIST_CHARS:
-        raise ConfigError(f"--files-from {source}: more than {LIST_CHARS // 2**20} MiB; is it a list of files?")
-    return tuple(text.split("\n"))  # universal newlines: \r\n and \r are \n already
+        raise ConfigError(f"--files-from {source}: more than {LIST_CHARS:,} characters; is it a list of files?")
+    return tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))  # stdin keeps a lone \r
 
 
 def read_list(lines: Iterable[str], base: str = ".") -> set[str]:

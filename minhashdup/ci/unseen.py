@@ -56,7 +56,7 @@ _UNSEEN = (
 #: Skips a change decides by what a file holds (its size, a NUL byte, text its lexer fails on or
 #: takes too long over): a changed file left out so that would be compared as code is a copy the
 #: gate did not see, and the gate fails (:func:`not_compared`).
-_UNCHECKED = {SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.LEX_ERROR}
+_UNCHECKED = {SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.LEX_ERROR, SkipReason.UNREADABLE}
 
 
 def not_compared(result: Result, changed: set[str]) -> list[Skip]:

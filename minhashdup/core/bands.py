@@ -29,7 +29,7 @@ class Oversize:
     band: int
     size: int
     example: int  # index of one item in it
-    members: tuple[int, ...] = ()
+    members: IntArray | None = dataclasses.field(default=None, compare=False)
 
 
 def candidate_probability(s: npt.ArrayLike, bands: int, rows: int, bits: int = 64) -> npt.NDArray[np.float64]:
@@ -94,7 +94,7 @@ def candidate_pairs(keys: UInt64Array, max_bucket: int) -> tuple[IntArray, list[
         # Merged band by band: the same pairs recur in every band, so memory holds the
         # distinct pairs and one band's, not ``bands`` copies of them.
         codes = distinct(np.concatenate([codes, band_codes]))
-        oversize.extend(Oversize(band, size, int(members[0]), tuple(members.tolist())) for size, members in big)
+        oversize.extend(Oversize(band, size, int(members[0]), members.copy()) for size, members in big)
     return code_pairs(codes, n), oversize
 
 

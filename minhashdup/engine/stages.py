@@ -185,8 +185,11 @@ def pairs_of(seen: Compared, reps: Reps, config: Config) -> Result:
     files = [seen.paths[i] for members in seen.groups.members for i in members]
     rejected = pairs.rejected(cand, ok, rep_paths)
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
-    unpaired = sorted({f for o in oversize for g in o.members for f in named[g].files})
-    if any(not o.members for o in oversize):  # an engine that does not say who is in a bucket: anyone
+    crowded = np.unique(
+        np.concatenate([np.zeros(0, np.int64), *(o.members for o in oversize if o.members is not None)])
+    )
+    unpaired = sorted({f for g in crowded.tolist() for f in named[g].files})
+    if any(o.members is None for o in oversize):  # an engine that does not say who is in a bucket: anyone
         unpaired = sorted(files)
     return Result(
         config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups, unpaired
