@@ -237,3 +237,18 @@ def test_a_changed_file_that_cannot_be_read_is_not_vouched_for(tmp_path: Path) -
     path.write_text(TEXT)
     result = Result({}, Stats(), [], [], [Skip(str(path), SkipReason.UNREADABLE, "Permission denied")])
     assert [s.path for s in unseen.not_compared(result, {str(path.resolve())})] == [str(path)]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_source_in_utf16_or_utf32_is_compared_not_skipped_as_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    # Windows' editors write PowerShell or C# so: its NUL bytes are text, and a copy saved so is a copy.
+    root = _base(tmp_path, monkeypatch)
+    data = TEXT.encode(encoding)
+    if not data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        data = "\ufeff".encode(encoding) + data  # the -be/-le codecs write no mark of their own
+    _change(root, {"copy.go": data})
+    code, doc, err = _gate("--fail-on-pairs")
+    assert code == ExitCode.PAIRS_FOUND, err
+    assert [(p["a"], p["b"], p["jaccard"]) for p in doc["pairs"]] == [("./copy.go", "./orig.go", 1.0)]

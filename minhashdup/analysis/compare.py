@@ -18,6 +18,7 @@ from minhashdup.source.paths import PathArg, one_path
 from minhashdup.source.safeio import read_regular
 from minhashdup.source.tokens import (
     NoLexerError,
+    binary,
     decode,
     lexer_for,
     token_texts_with_lines,
@@ -118,7 +119,7 @@ def read_source(path: str, limit: int = REPORT_READ_LIMIT) -> str:
         data = read_regular(path, limit)
     except OSError as err:
         raise InputPathError(f"{path}: {err.strerror or err}; check the path") from None
-    if b"\0" in data:
+    if binary(data):
         raise InputPathError(f"{path}: binary file (contains NUL bytes); compare source files")
     return decode(data)[0]
 

@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads non
 #: 4: entries record when they were last used (pruning). 5: lexers by name, shebang or modeline
 #: only (4 could hold pygments' guesses), and a lexed file's generated header in ``detail``.
 #: 6: a file's stat holds its ctime (5 took a file rewritten with its mtime set back as unchanged).
-CACHE_FORMAT = 6
+#: 7: a file with a UTF-16 or UTF-32 byte-order mark is decoded, not skipped as binary.
+CACHE_FORMAT = 7
 APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT

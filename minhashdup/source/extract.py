@@ -26,6 +26,7 @@ from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 from minhashdup.source.tokens import (
     NoLexerError,
+    binary,
     decode,
     lexer_for,
     name_choice,
@@ -153,7 +154,7 @@ def _from_content(
     the versions of the run; ``how``: the shingle size, the family, the engine and the
     normalisation)."""
     shingle, family, engine, norm = how
-    if b"\0" in content:
+    if binary(content):
         return Extracted(index, no_shingles(), skip=SkipReason.BINARY, detail="contains NUL bytes", digest=digest)
     text, not_utf8 = decode(content)
     base = Extracted(index, no_shingles(), not_utf8=not_utf8, digest=digest, generated=generated_marker(text))

@@ -50,7 +50,8 @@ def decode(data: bytes) -> tuple[str, bool]:
 
     UTF-8 (a leading BOM is dropped); when that fails, the bytes that are not UTF-8
     become lone surrogates (``surrogateescape``), so the text still maps one-to-one back
-    to the bytes.
+    to the bytes. A UTF-16 or UTF-32 byte-order mark (:func:`wide_encoding`) decodes the
+    file in that encoding (not UTF-8: the second value is true).
 
     Returns:
         The text, and whether the lossless fallback was needed.
@@ -61,10 +62,41 @@ def decode(data: bytes) -> tuple[str, bool]:
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    wide = wide_encoding(data)
+    if wide is not None:  # its byte-order mark says which; a stray unit becomes U+FFFD
+        return data.decode(wide, "replace").removeprefix("\ufeff"), True
     try:
         return data.decode("utf-8"), False
     except UnicodeDecodeError:
         return data.decode("utf-8", "surrogateescape"), True
+
+
+#: Byte-order marks of the encodings whose text holds NUL bytes, the longer first (UTF-32-LE's
+#: starts with UTF-16-LE's).
+_WIDE = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """``"utf-16"`` or ``"utf-32"`` when ``data`` starts with that encoding's byte-order mark
+    (Windows' editors write PowerShell or C# so), else ``None``: its NUL bytes are text, not
+    a sign of a binary file.
+
+    Example:
+        >>> wide_encoding("x = 1".encode("utf-16")), wide_encoding(b"x = 1"), decode("é".encode("utf-16"))
+        ('utf-16', None, ('é', True))
+    """
+    return next((name for mark, name in _WIDE if data.startswith(mark)), None)
+
+
+def binary(data: bytes) -> bool:
+    """Whether ``data`` is a binary file's: it holds a NUL byte, and no byte-order mark says it
+    is UTF-16 or UTF-32 text (:func:`wide_encoding`)."""
+    return b"\0" in data and wide_encoding(data) is None
 
 
 def lexer_for(filename: str, text: str) -> Lexer:
