@@ -66,25 +66,22 @@ def not_compared(result: Result, changed: set[str]) -> list[Skip]:
 
 
 def _code(path: str) -> bool:
-    """Whether the file at ``path`` is code by its name's lexer, or else by the lexer its shebang
-    or modeline declares (read from its first and last 4 KiB), and that lexer's kind."""
+    """Whether the file at ``path`` would be compared as code: the lexer a scan picks for it
+    (:func:`~minhashdup.source.tokens.lexer_for`, by its name or by the shebang or modeline in
+    its first and last 4 KiB) is one, and the file is no lockfile, data or prose."""
     from minhashdup.source.kinds import not_code  # pygments' index: only for a gate's skips
-    from minhashdup.source.tokens import declared_lexer, lexer_class_for_filename
+    from minhashdup.source.safeio import read_ends
+    from minhashdup.source.tokens import NoLexerError, lexer_for
 
-    name = os.path.basename(path)
-    found = lexer_class_for_filename(name, "") or declared_lexer(_ends(path))
-    return found is not None and not not_code(name, found.name)
-
-
-def _ends(path: str) -> str:
-    """The first and last 4 KiB of the file at ``path`` as text (``""`` if it cannot be read)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-            handle.seek(max(len(head), os.fstat(handle.fileno()).st_size - 4096))
-            return (head + b"\n" + handle.read(4096)).decode("utf-8", "replace")
-    except OSError:
-        return ""
+        ends = read_ends(path, 4096)
+    except OSError:  # gone, unreadable: the name alone decides
+        ends = b""
+    try:
+        found = lexer_for(os.path.basename(path), ends.decode("utf-8", "replace"))
+    except NoLexerError:
+        return False
+    return not not_code(os.path.basename(path), found.name)
 
 
 def not_compared_warning(missed: list[Skip], crowded: list[str]) -> list[str]:
