@@ -12,17 +12,27 @@ from __future__ import annotations
 import os
 
 from minhashdup.ci import git as project
+from minhashdup.errors import ExitCode
 from minhashdup.result import Result, Skip, SkipReason
 
 
-def fails(result: Result, limit: int | None) -> bool:
-    """The gate at ``limit`` new pairs (``None``: no gate): more new pairs reported, or what it
-    cannot vouch for, a changed file not compared (``stats.changes["unchecked"]``) or one in a
-    bucket too big to pair (``["unpaired"]``; without changed files, any such bucket:
-    ``stats.oversize_buckets``)."""
-    changes = result.stats.changes  # with changed files: those in a bucket too big; else any such bucket
+def verdict(result: Result, limit: int | None) -> ExitCode:
+    """The gate at ``limit`` new pairs (``None``: no gate): ``PAIRS_FOUND`` for more new pairs
+    reported, else ``UNCHECKED`` for what it cannot vouch for, a changed file not compared
+    (``stats.changes["unchecked"]``) or one in a bucket too big to pair (``["unpaired"]``;
+    without changed files, any such bucket: ``stats.oversize_buckets``), else ``OK``."""
+    changes = result.stats.changes
+    if limit is None:
+        return ExitCode.OK
+    if result.stats.new_pairs > limit:
+        return ExitCode.PAIRS_FOUND
     blind = changes.get("unchecked", 0) + changes.get("unpaired", result.stats.oversize_buckets)
-    return limit is not None and (result.stats.new_pairs > limit or blind > 0)
+    return ExitCode.UNCHECKED if blind else ExitCode.OK
+
+
+def fails(result: Result, limit: int | None) -> bool:
+    """Whether the gate at ``limit`` fails (:func:`verdict`)."""
+    return verdict(result, limit) != ExitCode.OK
 
 
 #: Skips that a repository decides by its own files (a header, a name, .gitattributes).

@@ -91,16 +91,14 @@ def check_command(
     review = Review(baseline=baseline, tolerance=baseline_tolerance, new_only=True, changed_files=files, max_pairs=0)
     # paths relative to root: as the repository names them
     report = Report(fmt, output, sarif_per, options["limit"], quiet, relative_to=root)
-    result, failed = scan_and_write([root], config, review, report)
+    result, code = scan_and_write([root], config, review, report)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
-        if failed and result.stats.new_pairs:
+        if code == ExitCode.PAIRS_FOUND:
             click.echo(_gate_message(result.stats.new_pairs, root, baseline), err=True)
-        elif failed:
+        elif code == ExitCode.UNCHECKED:
             click.echo("minhashdup: the check cannot vouch for the files (see above): it fails", err=True)
-    if not failed:
-        return ExitCode.OK
-    return ExitCode.PAIRS_FOUND if result.stats.new_pairs else ExitCode.UNCHECKED
+    return code
 
 
 def _picked(stack: Callable[[Any], Any], *names: str) -> list[click.Parameter]:

@@ -14,6 +14,7 @@ from click.core import ParameterSource
 
 import minhashdup
 from minhashdup.ci.review import Review
+from minhashdup.ci.unseen import verdict
 from minhashdup.cli.options import (
     CONFIG_FILE_KEY,
     UsageFailure,
@@ -131,7 +132,7 @@ def scan_command(
     config = dataclasses.replace(config_from({**options, "output": output}), **engine)
     review = review_from(options)
     report = Report(fmt, output, sarif_per, limit, quiet, _base(paths) if paths else None)
-    result, failed = scan_and_write(source, config, review, report)
+    result, code = scan_and_write(source, config, review, report)
     with stderr_may_close():
         render_notices(result, sys.stderr, quiet, verbose)
         _threshold_hint(config, quiet)
@@ -139,11 +140,10 @@ def scan_command(
             click.echo(
                 f"wrote {result.stats.baseline['written']} pairs to {printable(str(review.write_baseline))}", err=True
             )
-    if not failed:
-        return ExitCode.OK
-    with stderr_may_close():
-        click.echo(_gate_message(result, review), err=True)
-    return ExitCode.PAIRS_FOUND if _too_many(result, review) else ExitCode.UNCHECKED
+    if code != ExitCode.OK:
+        with stderr_may_close():
+            click.echo(_gate_message(result, review, code), err=True)
+    return code
 
 
 class Report(NamedTuple):
@@ -158,9 +158,9 @@ class Report(NamedTuple):
     relative_to: str | None
 
 
-def scan_and_write(source: Any, config: Config, review: Review, report: Report) -> tuple[Result, bool]:
+def scan_and_write(source: Any, config: Config, review: Review, report: Report) -> tuple[Result, ExitCode]:
     """:func:`minhashdup.scan`, the gate's decision, and the report written: what ``scan`` and
-    ``check`` share before their notices. Returns the result and whether the gate failed."""
+    ``check`` share before their notices. Returns the result and the gate's verdict (:func:`verdict`)."""
     if isinstance(source, list):  # the trees scanned: no link in them may say where a file goes
         refuse_tree_links((report.output, review.write_baseline), source)
         unread = [p for p in source if review.max_pairs is not None and os.path.exists(p) and not os.access(p, os.R_OK)]
@@ -168,7 +168,7 @@ def scan_and_write(source: Any, config: Config, review: Review, report: Report) 
             raise UsageFailure(f"cannot read {printable(unread[0])}: a gate cannot vouch for it")
     result = minhashdup.scan(source, config, review=review, progress=progress_factory(report.quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
-    failed = minhashdup.gate(result)  # decided before any write: a closed stream must not change it
+    code = verdict(result, review.max_pairs)  # decided before any write: a closed stream must not change it
     # SARIF's warning (cut to GitHub's limits) joins the scan's, shown after the report.
     render = functools.partial(
         minhashdup.write_report,
@@ -180,7 +180,7 @@ def scan_and_write(source: Any, config: Config, review: Review, report: Report) 
         relative_to=report.relative_to,
     )
     write(lambda stream: render(stream, warn=result.warnings.append), report.output)
-    return result, failed
+    return result, code
 
 
 def _source(paths: tuple[str, ...], parquet: str | None, path_column: str, content_column: str, fmt: str) -> Any:
@@ -213,13 +213,9 @@ def _base(paths: tuple[str, ...]) -> str:
     return paths[0] if len(paths) == 1 else "."
 
 
-def _too_many(result: Result, review: Review) -> bool:
-    return review.max_pairs is not None and result.stats.new_pairs > review.max_pairs
-
-
-def _gate_message(result: Result, review: Review) -> str:
+def _gate_message(result: Result, review: Review, code: ExitCode) -> str:
     new, unchecked = result.stats.new_pairs, result.stats.changes.get("unchecked", 0)
-    if not _too_many(result, review):
+    if code == ExitCode.UNCHECKED:
         why = [f"{unchecked} changed file{'s' if unchecked != 1 else ''} not compared"] if unchecked else []
         if "unpaired" in result.stats.changes:  # changed files: those in a bucket too big to pair
             crowded = result.stats.changes["unpaired"]
