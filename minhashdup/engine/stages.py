@@ -182,18 +182,21 @@ def pairs_of(seen: Compared, reps: Reps, config: Config) -> Result:
         )
     stats.seconds["total"] = sum(v for k, v in stats.seconds.items() if k != "total")
     notices = [s for s in seen.skips if not s.reason.is_filter]
-    files = [seen.paths[i] for members in seen.groups.members for i in members]
+    files = sorted(seen.paths[i] for members in seen.groups.members for i in members)
     rejected = pairs.rejected(cand, ok, rep_paths)
     groups = sorted((g for g in named if len(g.files) > 1), key=lambda g: (-len(g.files), g.files))
-    crowded = np.unique(
-        np.concatenate([np.zeros(0, np.int64), *(o.members for o in oversize if o.members is not None)])
-    )
-    unpaired = sorted({f for g in crowded.tolist() for f in named[g].files})
-    if any(o.members is None for o in oversize):  # an engine that does not say who is in a bucket: anyone
-        unpaired = sorted(files)
-    return Result(
-        config.params(), stats, listed, clusters, notices, warnings, sorted(files), rejected, groups, unpaired
-    )
+    unpaired = unpaired_files(oversize, named, files)
+    return Result(config.params(), stats, listed, clusters, notices, warnings, files, rejected, groups, unpaired)
+
+
+def unpaired_files(oversize: list[banding.Oversize], named: list[Group], files: list[str]) -> list[str]:
+    """The files of the buckets too big to pair (their groups' members), sorted; every file of
+    ``files`` when an engine does not say who was in one (``members`` is ``None``: Dask's)."""
+    known = [o.members for o in oversize if o.members is not None]
+    if len(known) < len(oversize):
+        return list(files)
+    crowded = np.unique(np.concatenate(known)).tolist() if known else []
+    return sorted({path for g in crowded for path in named[g].files})
 
 
 def _marked(listed: list[Pair], vendored: set[str]) -> list[Pair]:
