@@ -208,7 +208,7 @@ def _changed(top: str, *selection: str) -> set[str]:
     paths. A submodule is named by its folder alone: one the change adds stands for every file in
     it, one whose commit it moves for the files that differ in it from the commit before (all of
     them when the submodule cannot say)."""
-    fields = _git(top, "diff", "--raw", "--no-abbrev", *_DIFF[1:], *selection).split("\0")
+    fields = _git(top, "diff", "--raw", "--no-abbrev", *_DIFF_SAFE, *selection).split("\0")
     out: set[str] = set()
     for meta, name in zip(fields[0:-1:2], fields[1::2], strict=True):
         old_mode, new_mode, old, _, _ = meta.lstrip(":").split(" ")
@@ -255,6 +255,7 @@ def _git(folder: str, *args: str) -> str:
         raise ChangesError(str(err)) from None
 
 
-#: Options of every ``git diff`` here: names only, and no program of the repository's (external
-#: diff or textconv driver).
-_DIFF = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv")
+#: Options of every ``git diff`` here: NUL-separated, no renames, and no program of the
+#: repository's (external diff or textconv driver); :data:`_DIFF` lists names only.
+_DIFF_SAFE = ("-z", "--no-renames", "--no-ext-diff", "--no-textconv")
+_DIFF = ("--name-only", *_DIFF_SAFE)
