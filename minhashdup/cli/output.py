@@ -11,7 +11,7 @@ from typing import TextIO
 
 from minhashdup.cli.options import UsageFailure
 from minhashdup.engine.pipeline import ProgressBar, ProgressFactory
-from minhashdup.report.outfile import replaced
+from minhashdup.report.outfile import DEVICES, replaced
 
 #: What to do when stdout cannot be written, for the commands without --output.
 NO_OUTPUT = "redirect stdout to a file on a disk with room"
@@ -76,7 +76,7 @@ def refuse_tree_links(targets: Iterable[str | None], roots: Iterable[str]) -> No
     """
     tops = [os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots]
     for target in targets:
-        if target is None or os.path.abspath(target).startswith(("/dev/", "/proc/self/fd/")):
+        if target is None or os.path.abspath(target).startswith(DEVICES):  # written directly
             continue
         folder = os.path.dirname(os.path.abspath(target))
         while os.path.dirname(folder) != folder:

@@ -15,7 +15,7 @@ from typing import TextIO
 
 #: Where a path names a device or an open descriptor (``/dev/stdout``, ``/dev/null``): written
 #: directly, as such a name cannot be renamed over. A scanned tree cannot put a file there.
-_DEVICES = ("/dev/", "/proc/self/fd/")
+DEVICES = ("/dev/", "/proc/self/fd/")
 
 
 @contextlib.contextmanager
@@ -42,7 +42,7 @@ def replaced(path: str) -> Iterator[TextIO]:
         >>> report.read_text()
         '{}\\n'
     """
-    if os.path.abspath(path).startswith(_DEVICES):
+    if os.path.abspath(path).startswith(DEVICES):
         with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             yield handle
         return
