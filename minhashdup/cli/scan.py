@@ -163,8 +163,8 @@ def scan_and_write(source: Any, config: Config, review: Review, report: Report) 
     ``check`` share before their notices. Returns the result and the gate's verdict (:func:`verdict`)."""
     if isinstance(source, list):  # the trees scanned: no link in them may say where a file goes
         refuse_tree_links((report.output, review.write_baseline), source)
-        unread = [p for p in source if review.max_pairs is not None and os.path.exists(p) and not os.access(p, os.R_OK)]
-        if unread:  # a skip for a scan, but a gate would vouch for what it cannot read
+        unread = [p for p in source if os.path.exists(p) and not os.access(p, os.R_OK)]
+        if unread and review.max_pairs is not None:  # a skip for a scan; a gate would vouch for it unread
             raise UsageFailure(f"cannot read {printable(unread[0])}: a gate cannot vouch for it")
     result = minhashdup.scan(source, config, review=review, progress=progress_factory(report.quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
