@@ -24,7 +24,7 @@ _COMBINE = U64(0xD6E8FEB86659FD93)
 @dataclasses.dataclass(frozen=True)
 class Oversize:
     """A bucket left out because it held more than ``max_bucket`` items (``members``: all of
-    them, where the engine knows them; empty where it does not)."""
+    them, where the engine knows them; ``None`` where it does not)."""
 
     band: int
     size: int
