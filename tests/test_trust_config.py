@@ -266,6 +266,17 @@ def test_stats_baseline_counts_each_distinct_entry_once(project: Path) -> None:
     assert "warning: baseline dups.json: gone2.go no longer exists; 1 recorded pair dropped" in err
 
 
+def test_an_entry_pairing_a_gone_file_with_itself_is_one_dropped_entry(project: Path) -> None:
+    # --write-baseline writes such an entry for a dataset holding one file under two spellings.
+    itself = {"a": "gone.go", "b": "gone.go", "jaccard": 1.0}
+    write_baseline(project / "dups.json", [itself, {**itself, "b": "gone2.go"}])
+    code, out, err = run("scan", ".", "--exact", "-f", "json", "--baseline", "dups.json")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["stats"]["baseline"]["dropped"] == 2
+    assert "warning: baseline dups.json: gone.go no longer exists; 2 recorded pairs dropped" in err.splitlines()
+    assert "warning: baseline dups.json: gone2.go no longer exists; 1 recorded pair dropped" in err.splitlines()
+
+
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
 def test_a_failed_write_baseline_leaves_no_temporary_file(
     project: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException

@@ -48,7 +48,8 @@ class Baseline:
 
     ``base`` is the folder the paths are relative to; ``dropped`` counts, per recorded path
     that no longer exists, the entries left out because of it; ``dropped_pairs`` counts those
-    entries (one whose two files are gone is counted once; a repeated entry once).
+    entries (one whose two files are gone is counted once, as is a repeated entry), and an
+    entry whose two paths are one counts once for that path.
     ``classes`` keys the entries (dropped ones too) by classes of files recorded as identical
     (see :meth:`jaccard_of`).
     """
@@ -147,7 +148,8 @@ def load(path: str) -> Baseline:
         for name in (a, b):
             if name not in exists:  # once per file: a stale baseline names some in thousands of entries
                 exists[name] = os.path.isfile(os.path.join(base, name))
-        gone = [name for name in (a, b) if not exists[name]]
+        # dict.fromkeys: an entry pairing a file with itself (a dataset's x/a.go and x/./a.go) is one name.
+        gone = [name for name in dict.fromkeys((a, b)) if not exists[name]]
         if gone:
             gone_by_entry[_ordered(a, b)] = gone
         else:
