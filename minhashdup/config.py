@@ -6,11 +6,12 @@ import dataclasses
 import os
 import re
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
-from minhashdup.source.ignore import check_globs
+from minhashdup.source.ignore import compile_globs
 from minhashdup.source.normalise import Normalisation
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
@@ -242,6 +243,23 @@ class Config:
 
 
 CONFIG_TABLE = ("tool", "minhashdup")
+
+
+def check_globs(globs: Sequence[str], name: str) -> None:
+    """Refuse an invalid glob as :func:`compile_globs` does, without compiling the plain ones
+    (letters, digits, ``_.-/*``, as ``*.go``, ``vendor/`` or ``**/gen``: valid in any order).
+
+    Raises:
+        ConfigError: a glob is not a valid gitignore pattern (naming the parameter ``name``).
+    """
+    if sum(map(len, globs)) > PLAIN_GLOB_CHARS or not all(_PLAIN.issuperset(glob) for glob in globs):
+        compile_globs(globs, name)
+
+
+#: The most characters of globs :func:`check_globs` may pass without compiling them: many
+#: together can exceed what RE2 builds into one set (61 of 256 characters did).
+PLAIN_GLOB_CHARS = 1024
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/*")
 
 
 def find_config_file(start: str | os.PathLike[str] = ".") -> Path | None:

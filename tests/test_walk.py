@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minhashdup.config import PLAIN_GLOB_CHARS, check_globs
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import SkipReason
-from minhashdup.source.ignore import PLAIN_GLOB_CHARS, check_globs, compile_globs
+from minhashdup.source.ignore import compile_globs
 from minhashdup.source.walk import _child, walk
 
 from .conftest import TreeFactory

@@ -141,23 +141,6 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
         raise ConfigError("{0}: {why}", name, why=str(exc)) from None
 
 
-def check_globs(globs: Sequence[str], name: str) -> None:
-    """Refuse an invalid glob as :func:`compile_globs` does, without compiling the plain ones
-    (letters, digits, ``_.-/*``, as ``*.go``, ``vendor/`` or ``**/gen``: valid in any order).
-
-    Raises:
-        ConfigError: a glob is not a valid gitignore pattern (naming the parameter ``name``).
-    """
-    if sum(map(len, globs)) > PLAIN_GLOB_CHARS or not all(_PLAIN.issuperset(glob) for glob in globs):
-        compile_globs(globs, name)
-
-
-#: The most characters of globs :func:`check_globs` may pass without compiling them: many
-#: together can exceed what RE2 builds into one set (61 of 256 characters did).
-PLAIN_GLOB_CHARS = 1024
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/*")
-
-
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     """gitignore patterns as pathspec matches them (:func:`inside`).
 
