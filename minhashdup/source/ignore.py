@@ -171,35 +171,6 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     return None
 
 
-def names_file(
-    spec: pathspec.GitIgnoreSpec, rel: str, folders: dict[str, bool] | None = None, matched: bool = False
-) -> bool:
-    """Whether the globs ``spec`` name the file at ``rel`` itself, not a folder above it:
-    ``*.json`` and ``conf/*.yaml`` name ``conf/x.yaml``; ``conf/`` and ``*`` do not.
-
-    ``folders``: a memo of whether ``spec`` names a folder or one above it (by the folder's
-    path), which a walk keeps for its files; ``matched``: ``spec`` is known to match ``rel``.
-
-    Example:
-        >>> spec = compile_globs(["*.json", "conf/"], "include")
-        >>> names_file(spec, "a/b.json"), names_file(spec, "conf/x.yaml")
-        (True, False)
-    """
-    rel = matchable(rel)
-    if not matched and not spec.match_file(rel):
-        return False
-    memo = {} if folders is None else folders
-    folder, unknown = rel.rpartition("/")[0], []
-    while folder and folder not in memo:  # up to a folder already known (iterative: deep trees)
-        unknown.append(folder)
-        folder = folder.rpartition("/")[0]
-    named = memo[folder] if folder else False
-    for folder in reversed(unknown):
-        named = named or spec.match_file(folder + "/")
-        memo[folder] = named
-    return not named
-
-
 def matchable(path: str) -> str:
     """``path`` as RE2 can match it: a name that is not UTF-8 (its bytes decoded as lone
     surrogates) with each such byte as U+FFFD, which ``*`` and ``?`` match like any letter.

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.attributes import GENERATED, VENDORED
-from minhashdup.source.ignore import matchable, names_file
+from minhashdup.source.ignore import matchable
 
 if TYPE_CHECKING:
     import pathspec
@@ -254,7 +254,7 @@ def file_kind(
     ``--include`` globs (data and prose formats are scanned for a file they name). A dataset's
     rows (:mod:`.parquet`) are decided here too, without attributes. ``folders``: from a walk,
     whose filter matched ``include`` to ``rel`` already: its memo of folders ``include`` names
-    (see :func:`.ignore.names_file`).
+    (see :func:`names_file`).
 
     Example:
         >>> file_kind("vendor/x.go", "x.go", "vendor/x.go", Kinds(), None)
@@ -273,3 +273,33 @@ def file_kind(
         "check_generated": not kinds.include_generated and generated is not False,
         "data_ok": include is not None and names_file(include, rel, folders, matched=folders is not None),
     }
+
+
+def names_file(
+    spec: pathspec.GitIgnoreSpec, rel: str, folders: dict[str, bool] | None = None, matched: bool = False
+) -> bool:
+    """Whether the globs ``spec`` name the file at ``rel`` itself, not a folder above it:
+    ``*.json`` and ``conf/*.yaml`` name ``conf/x.yaml``; ``conf/`` and ``*`` do not.
+
+    ``folders``: a memo of whether ``spec`` names a folder or one above it (by the folder's
+    path), which a walk keeps for its files; ``matched``: ``spec`` is known to match ``rel``.
+
+    Example:
+        >>> from minhashdup.source.ignore import compile_globs
+        >>> spec = compile_globs(["*.json", "conf/"], "include")
+        >>> names_file(spec, "a/b.json"), names_file(spec, "conf/x.yaml")
+        (True, False)
+    """
+    rel = matchable(rel)
+    if not matched and not spec.match_file(rel):
+        return False
+    memo = {} if folders is None else folders
+    folder, unknown = rel.rpartition("/")[0], []
+    while folder and folder not in memo:  # up to a folder already known (iterative: deep trees)
+        unknown.append(folder)
+        folder = folder.rpartition("/")[0]
+    named = memo[folder] if folder else False
+    for folder in reversed(unknown):
+        named = named or spec.match_file(folder + "/")
+        memo[folder] = named
+    return not named
