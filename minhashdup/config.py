@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
-from minhashdup.source.ignore import compile_globs
+from minhashdup.source.ignore import compile_globs, posix_class
 from minhashdup.source.normalise import Normalisation
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
@@ -168,7 +167,7 @@ class Config:
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
             for glob in value:
-                if "[:" in glob and re.search(r"\[[^\]]*\[:[a-z]+:\]", glob):  # pathspec reads [[:alpha:]] as [[:alph]
+                if "[:" in glob and posix_class(glob):  # pathspec reads [[:alpha:]] as another set
                     raise ConfigError(
                         "{0} {glob!r}: POSIX classes like [:alpha:] are not supported; list the characters ([a-zA-Z])",
                         name,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -139,6 +140,36 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
         return _compile(globs)
     except ValueError as exc:
         raise ConfigError("{0}: {why}", name, why=str(exc)) from None
+
+
+def posix_class(glob: str) -> bool:
+    """Whether ``glob`` holds a POSIX class (``[:alpha:]``) in a bracket set, which pathspec
+    reads as another set. Outside a set, as in git, ``\\`` makes the next character literal:
+    ``\\[[:x:]]`` is ``[``, the set of ``:`` and ``x``, then ``]``. In a set, ``\\[:alpha:]``
+    counts: git reads ``[`` there, but RE2 a backslash and the class.
+
+    Example:
+        >>> posix_class("[[:alpha:]]*.py"), posix_class("x[!][:digit:]]"), posix_class("\\\\[[:x:]]")
+        (True, True, False)
+    """
+    i, end = 0, len(glob)
+    while i < end:
+        if glob[i] != "[":
+            i += 2 if glob[i] == "\\" else 1
+            continue
+        i += 2 if glob.startswith(("[!", "[^"), i) else 1
+        i += glob.startswith("]", i)  # first in a set, ] is a member
+        while i < end and glob[i] != "]":  # up to git's end of the set (pathspec's is there or before)
+            i += glob[i] == "\\"
+            if _POSIX_CLASS.match(glob, i):
+                return True
+            i += 1
+        i += 1
+    return False
+
+
+#: A POSIX class where it starts.
+_POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")
 
 
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
