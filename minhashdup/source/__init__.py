@@ -13,10 +13,10 @@ Where to look:
 - ``extract``: one file to its shingles (read, reject binaries, lex, shingle);
   ``extracted``: what that gives back.
 - ``safeio``: reading a file of an untrusted tree (regular files only, never blocking, never
-  more than ``max_size`` bytes).
+  more than ``max_size`` bytes), a rules file (``.gitignore``, ``.gitattributes``) too.
 - ``paths``: the path arguments the library takes.
 
 Imports go one way: ``tokens`` -> ``fastlex`` -> ``patterns``, ``significant``; ``walk`` ->
-``attributes``, ``kinds`` -> ``ignore``. Nothing here may import ``engine`` or a layer above it
-(tests/test_shape.py checks).
+``attributes``, ``kinds`` -> ``ignore`` -> ``safeio`` -> ``witnesses``. Nothing here may import
+``engine`` or a layer above it (tests/test_shape.py checks).
 """

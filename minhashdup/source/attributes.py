@@ -3,7 +3,7 @@
 GitHub's linguist reads these to leave generated and vendored files out of a repository's
 statistics and diffs; a repository that sets them has said which files are not its own code.
 The files are read as :mod:`.ignore` reads ``.gitignore`` files (regular files of at most
-:data:`~minhashdup.source.ignore.IGNORE_FILE_LIMIT` bytes, no links, at most
+:data:`~minhashdup.source.safeio.IGNORE_FILE_LIMIT` bytes, no links, at most
 :data:`~minhashdup.source.ignore.IGNORE_NESTING_LIMIT` on a path), from the repository's top
 and ``.git/info/attributes`` down to each folder, deeper files overriding shallower ones and
 later lines earlier ones, as in git.
@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.ignore import git_lines, matchable, prefix_of, read_rules_file, repository_folders
+from minhashdup.source.ignore import matchable, prefix_of, repository_folders
+from minhashdup.source.safeio import git_lines, read_rules_file
 
 #: The attributes read, by the kind of file they mark.
 GENERATED, VENDORED = "linguist-generated", "linguist-vendored"

@@ -5,9 +5,10 @@ left out (the skip reason), or ``None`` to keep it. Globs and ignore files use g
 syntax, matched by pathspec.
 
 Bounded whatever a repository holds: an ignore file is read only if it is a regular file of at
-most :data:`IGNORE_FILE_LIMIT` bytes, at most :data:`IGNORE_NESTING_LIMIT` apply to a path, and
-patterns are matched by RE2 in linear time (``re`` took 41 s on ``**/a/**/a/**/a/**/a/**/a/**/a/b``
-over 60 folders named ``a``). A rule not applied is named in a warning: more files are scanned.
+most :data:`.safeio.IGNORE_FILE_LIMIT` bytes (:func:`.safeio.read_rules_file`), at most
+:data:`IGNORE_NESTING_LIMIT` apply to a path, and patterns are matched by RE2 in linear time
+(``re`` took 41 s on ``**/a/**/a/**/a/**/a/**/a/**/a/b`` over 60 folders named ``a``). A rule not
+applied is named in a warning: more files are scanned.
 """
 
 from __future__ import annotations
@@ -15,23 +16,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.safeio import MIB, NotRegularFileError, TooLargeError, read_regular
+from minhashdup.source.safeio import git_lines, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
 if TYPE_CHECKING:  # imported when first compiling: a warm scan, its walk remembered, needs none of it
     import pathspec
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
-
-#: The most bytes read from one ignore file (``.gitignore``, ``.git/info/exclude``). Real ones
-#: hold a few hundred lines; a larger one is not read, with a warning.
-IGNORE_FILE_LIMIT = MIB
 
 #: The most ignore files in force on one path. Each is matched against every path under it, so a
 #: chain of N folders each holding a .gitignore cost N**3 (N = 1,000: 18 s); one nested deeper
@@ -341,43 +337,3 @@ def inside(pattern: str) -> str:
     if body.endswith("/**/"):
         return body + "*/"
     return pattern
-
-
-def git_lines(text: str) -> list[str]:
-    """The lines of a rules file as git reads them: split at ``\\n`` only (not at the other line
-    breaks ``str.splitlines`` knows: ``\\r``, form feed, U+2028...), one ``\\r`` before it
-    dropped, a byte-order mark at the start left out.
-
-    Example:
-        >>> git_lines("\\ufeffa.go\\r\\nb\\rc\\x0cd\\n\\ne")
-        ['a.go', 'b\\rc\\x0cd', '', 'e']
-    """
-    lines = text.removeprefix("\ufeff").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: bool = False) -> str | None:
-    """The text of a rules file of the tree (``.gitignore``, ``.gitattributes``); ``None`` when
-    there is none, or with a warning when it is not usable.
-
-    Only a regular file of at most :data:`IGNORE_FILE_LIMIT` bytes is read, without blocking;
-    unless ``follow``, a file that is a symbolic link is not read either, as git (2.32 and later)
-    does not follow links for a ``.gitignore`` of the tree. Not applying a file's rules scans
-    more files, never fewer: the warning says so.
-    """
-    saw_stat(path, follow)  # before reading: an edit after it changes the stat
-    try:
-        if not follow and stat.S_ISLNK(os.lstat(path).st_mode):
-            why = "a symbolic link, which git does not follow either"
-        else:
-            return read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
-    except (FileNotFoundError, NotADirectoryError):  # no such file (NotADirectory: .git is a file)
-        return None
-    except (NotRegularFileError, TooLargeError) as err:  # "not a regular file (FIFO)", "more than N bytes"
-        why = err.strerror or str(err)
-    except OSError as err:
-        why = f"cannot read ({err.strerror or err})"
-    warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
-    return None

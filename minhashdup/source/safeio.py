@@ -4,6 +4,8 @@ A repository can hold anything where a source file or a ``.gitignore`` is expect
 (``open`` waits forever for a writer), a link to ``/dev/zero`` (``read`` never ends), a file
 that grows while it is read. :func:`read_regular` opens without blocking, checks what it
 opened (not what the name pointed at a moment before) and reads at most ``limit`` bytes.
+:func:`read_rules_file` reads a ``.gitignore`` or ``.gitattributes`` so, :func:`git_lines`
+splits it as git does.
 """
 
 from __future__ import annotations
@@ -12,10 +14,26 @@ import errno
 import os
 import stat
 
-__all__ = ["MIB", "NotRegularFileError", "TooLargeError", "kind_of", "read_regular", "read_regular_with_stat"]
+from minhashdup.source.witnesses import saw_stat
+
+__all__ = [
+    "IGNORE_FILE_LIMIT",
+    "MIB",
+    "NotRegularFileError",
+    "TooLargeError",
+    "git_lines",
+    "kind_of",
+    "read_regular",
+    "read_regular_with_stat",
+    "read_rules_file",
+]
 
 #: A mebibyte: the default most bytes read of one file (``max_size``), and the unit of limits.
 MIB = 1024 * 1024
+
+#: The most bytes read from one rules file (``.gitignore``, ``.gitattributes``, ``.git/info/exclude``).
+#: Real ones hold a few hundred lines; a larger one is not read, with a warning.
+IGNORE_FILE_LIMIT = MIB
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 
@@ -122,3 +140,43 @@ def kind_of(mode: int) -> str:
         if test(mode):
             return name
     return "special file"
+
+
+def git_lines(text: str) -> list[str]:
+    """The lines of a rules file as git reads them: split at ``\\n`` only (not at the other line
+    breaks ``str.splitlines`` knows: ``\\r``, form feed, U+2028...), one ``\\r`` before it
+    dropped, a byte-order mark at the start left out.
+
+    Example:
+        >>> git_lines("\\ufeffa.go\\r\\nb\\rc\\x0cd\\n\\ne")
+        ['a.go', 'b\\rc\\x0cd', '', 'e']
+    """
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: bool = False) -> str | None:
+    """The text of a rules file of the tree (``.gitignore``, ``.gitattributes``); ``None`` when
+    there is none, or with a warning when it is not usable.
+
+    Only a regular file of at most :data:`IGNORE_FILE_LIMIT` bytes is read, without blocking;
+    unless ``follow``, a file that is a symbolic link is not read either, as git (2.32 and later)
+    does not follow links for a ``.gitignore`` of the tree. Not applying a file's rules scans
+    more files, never fewer: the warning says so.
+    """
+    saw_stat(path, follow)  # before reading: an edit after it changes the stat
+    try:
+        if not follow and stat.S_ISLNK(os.lstat(path).st_mode):
+            why = "a symbolic link, which git does not follow either"
+        else:
+            return read_regular(path, IGNORE_FILE_LIMIT).decode("utf-8", "surrogateescape")
+    except (FileNotFoundError, NotADirectoryError):  # no such file (NotADirectory: .git is a file)
+        return None
+    except (NotRegularFileError, TooLargeError) as err:  # "not a regular file (FIFO)", "more than N bytes"
+        why = err.strerror or str(err)
+    except OSError as err:
+        why = f"cannot read ({err.strerror or err})"
+    warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
+    return None
