@@ -10,8 +10,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import socket
+import subprocess
+import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -410,6 +414,52 @@ def test_a_negation_not_utf8_leaves_the_whole_gitignore_out(make_tree: TreeFacto
     files, _ = _rel(result, root)
     assert files == ["sub/.gitignore", "sub/a.go", "sub/b.go"]
     assert len(result.warnings) == 1 and result.warnings[0].endswith(NOT_APPLIED)
+
+
+# git's answers (git status --ignored, git 2.39): [[:digit:]]*.go leaves out 1a.go, not ].go. pathspec
+# read it as [[:digit:]\][^/]*.go, one set repeated: it left out ].go and kept 1a.go.
+@pytest.mark.parametrize(
+    ("rules", "kept", "why"),
+    [
+        ("*.log\n[[:digit:]]*.go\n", ["1a.go", "].go", "a.go"], "line 2 has a POSIX class"),
+        ("*.log\n# [[:digit:]] is a class\n", ["1a.go", "].go", "a.go"], None),
+        ("*.go\n![[:digit:]]*.go\n", ["1a.go", "].go", "a.go", "x.log"], "line 2 has a POSIX class"),
+    ],
+)
+def test_a_gitignore_line_with_a_posix_class_is_left_out_with_one_warning(
+    make_tree: TreeFactory, rules: str, kept: list[str], why: str | None
+) -> None:
+    root = make_tree({"sub/.gitignore": rules, **{f"sub/{name}": GO for name in ("1a.go", "].go", "a.go", "x.log")}})
+    re.purge()  # re warns when it compiles a pattern, not when it finds it in its cache
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        result = walk([str(root)])
+    assert [str(w.message) for w in heard] == []  # pathspec's "FutureWarning: Possible nested set" is not shown
+    files, _ = _rel(result, root)
+    assert sorted(files) == sorted(["sub/.gitignore", *(f"sub/{name}" for name in kept)])
+    negation = rules.startswith("*.go")
+    assert result.warnings == (
+        []
+        if why is None
+        else [
+            f"{root / 'sub' / '.gitignore'}: {why} (like [:alpha:]), which pathspec would read as another set"
+            + (", in a negation; its rules are" if negation else "; that rule is")
+            + " not applied, so the files it lists are scanned"
+        ]
+    )
+
+
+def test_a_posix_class_in_a_gitignore_is_one_line_on_stderr(make_tree: TreeFactory) -> None:
+    # A new process: re has not compiled the pattern yet, and pytest does not catch the warning.
+    root = make_tree({".gitignore": "[[:space:]]*.tmp\n", "a/.gitignore": "[[:space:]]*.tmp\n", "a/x.go": GO})
+    done = subprocess.run(
+        [sys.executable, "-m", "minhashdup", "scan", str(root), "--no-cache", "-q"], capture_output=True, text=True
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "Warning" not in done.stderr and "pattern.py" not in done.stderr
+    notes = [line for line in done.stderr.splitlines() if "POSIX class" in line]
+    named = [note.split(": line")[0] for note in notes]
+    assert named == [f"warning: {root}/.gitignore", f"warning: {root}/a/.gitignore"]  # once per file
 
 
 def _walked_names(root: Path, ignore: bytes, names: list[bytes]) -> tuple[set[bytes], list[str]]:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
+from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
@@ -177,9 +178,16 @@ def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     import pathspec
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines([inside(line) for line in lines], backend=BACKEND)
+        # pathspec compiles each pattern with re too, which warns of sets it may read otherwise one
+        # day ([[], [a&&b]): RE2 matches them, as git reads them (POSIX classes: posix_class).
+        with catch_warnings(record=True) as heard:
+            simplefilter("always")
+            spec = pathspec.GitIgnoreSpec.from_lines([inside(line) for line in lines], backend=BACKEND)
     except Exception as exc:  # pathspec raises several types for bad patterns
         raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
+    for other in (w for w in heard if not issubclass(w.category, FutureWarning)):  # not ours to hide
+        warn_explicit(other.message, other.category, other.filename, other.lineno)
+    return spec
 
 
 def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | None:
@@ -300,25 +308,52 @@ def _read_ignore_file(
     path: str, shown: str | None, warnings: list[str], follow: bool = False
 ) -> pathspec.GitIgnoreSpec | None:
     """The rules of one ignore file (:func:`read_rules_file`); ``None`` when there is none, or with
-    a warning when not usable: a pattern that cannot be compiled, or a negation that is not UTF-8,
-    leaves the whole file out; another line not UTF-8 is left out alone (more files scanned)."""
+    a warning when not usable: a pattern that cannot be compiled leaves the whole file out; a line
+    not UTF-8 or with a POSIX class (:func:`posix_class`), which pathspec cannot match as git
+    does, is left out alone (more files scanned), a negation with the whole file."""
     text = read_rules_file(path, shown, warnings, follow)
     if text is None:
         return None
-    lines = git_lines(text)
-    bad = [n for n, line in enumerate(lines) if matchable(line) != line]  # bytes not UTF-8 (surrogateescape)
-    if bad and not any(lines[n].startswith("!") for n in bad):
-        numbers = ", ".join(str(n + 1) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-        warnings.append(
-            f"{shown or path}: line {numbers} not UTF-8; that rule is not applied, so the files it lists are scanned"
-        )
-        left_out = set(bad)
-        lines = ["" if n in left_out else line for n, line in enumerate(lines)]
+    lines: list[str] | None = git_lines(text)
+    for why, unread in (
+        ("not UTF-8", lambda line: matchable(line) != line),  # bytes not UTF-8 (surrogateescape)
+        ("has a POSIX class (like [:alpha:]), which pathspec would read as another set", _posix_rule),
+    ):
+        lines = _without(lines, why, unread, shown or path, warnings) if lines is not None else None
+    if lines is None:
+        return None
     try:
         return _compile(lines)
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
+
+
+def _posix_rule(line: str) -> bool:
+    """Whether the line of an ignore file is a rule with a POSIX class (a comment is none)."""
+    return "[:" in line and not line.startswith("#") and posix_class(line)
+
+
+def _without(
+    lines: list[str], why: str, unread: Callable[[str], bool], name: str, warnings: list[str]
+) -> list[str] | None:
+    """``lines`` with those pathspec cannot match as git does (``unread``) blanked, named in a
+    warning: without a rule that leaves files out, more files are scanned, never fewer. ``None``
+    when one is a negation, as without it the file's own rules could leave out what git keeps:
+    none of them applies (what it brings back from an ignore file above stays left out, as when
+    the file cannot be read)."""
+    bad = [n for n, line in enumerate(lines) if unread(line)]
+    if not bad:
+        return lines
+    numbers = ", ".join(str(n + 1) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    negation = any(lines[n].startswith("!") for n in bad)
+    warnings.append(
+        f"{name}: line {numbers} {why}"
+        + (", in a negation; its rules are" if negation else "; that rule is")
+        + " not applied, so the files it lists are scanned"
+    )
+    left_out = set(bad)
+    return None if negation else ["" if n in left_out else line for n, line in enumerate(lines)]
 
 
 def inside(pattern: str) -> str:
