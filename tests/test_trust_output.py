@@ -348,6 +348,63 @@ def test_output_to_dev_stdout_is_written_directly(pair_tree: Path) -> None:
     assert proc.returncode == ExitCode.OK and proc.stdout.startswith("a,b,jaccard"), proc.stderr
 
 
+def _not_run(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the scan ran before the file to write was checked")
+
+
+def _refuse_creating_in(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``folder`` as if read-only (this user may be root, whom a mode does not stop)."""
+    real_open = os.open
+
+    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT and os.path.dirname(os.fspath(path)) == str(folder):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
+@pytest.mark.parametrize(
+    ("command", "option"), [("scan", "-o"), ("scan", "--write-baseline"), ("evaluate", "--output")]
+)
+@pytest.mark.parametrize(
+    ("where", "why"), [("missing", "No such file or directory"), ("read-only", "Permission denied")]
+)
+def test_a_file_that_cannot_be_written_is_refused_before_the_scan(
+    pair_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, option: str, where: str, why: str
+) -> None:
+    # A scan of a large tree ran for minutes, then failed to write its report.
+    folder = tmp_path / "reports"
+    if where == "read-only":
+        folder.mkdir()
+        _refuse_creating_in(folder, monkeypatch)
+    target = folder / "x.json"
+    monkeypatch.setattr("minhashdup.scan", _not_run)
+    monkeypatch.setattr("minhashdup.evaluate", _not_run)
+    code, out, err = run(command, str(pair_tree), "-q", "--no-cache", option, str(target))
+    assert code == ExitCode.USAGE and out == ""
+    named = "--output" if option == "-o" else option
+    assert err == f"minhashdup: error: cannot write {target}: {why}; choose another {named}\n"
+    assert not target.exists()
+
+
+def test_the_check_before_the_scan_leaves_no_file_behind(
+    pair_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An interrupted scan must find the old report as it was, and no new one, empty or not.
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text("previous report\n")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("minhashdup.scan", interrupted)
+    for target in (old, new):
+        code, _, _ = run("scan", str(pair_tree), "-q", "--no-cache", "-f", "json", "-o", str(target))
+        assert code == ExitCode.INTERRUPTED
+    assert old.read_text() == "previous report\n" and sorted(os.listdir(tmp_path)) == ["old.json", "tree"]
+
+
 def test_new_output_gets_the_umask_mode(pair_tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "new.csv"
     mask = os.umask(0o027)

@@ -11,7 +11,7 @@ from typing import TextIO
 
 from minhashdup.cli.options import UsageFailure
 from minhashdup.engine.pipeline import ProgressBar, ProgressFactory
-from minhashdup.report.outfile import DEVICES, replaced
+from minhashdup.report.outfile import DEVICES, check_writable, replaced
 
 #: What to do when stdout cannot be written, for the commands without --output.
 NO_OUTPUT = "redirect stdout to a file on a disk with room"
@@ -63,6 +63,23 @@ def write(
             renderer(handle)
     except OSError as err:
         raise UsageFailure(f"cannot write {output}: {err.strerror or err}; choose another --output") from None
+
+
+def refuse_unwritable(targets: Iterable[tuple[str, str | None]]) -> None:
+    """Refuse, before the scan, a file to write that could not be written after it: each target
+    is an option's name and its value (``("--output", "dups.json")``), ``None`` when not given.
+    A scan of a large tree must not run for minutes to fail at its last step.
+
+    Raises:
+        UsageFailure: naming the file, why it cannot be written and the option to change.
+    """
+    for option, target in targets:
+        if target is None:
+            continue
+        try:
+            check_writable(target)
+        except OSError as err:
+            raise UsageFailure(f"cannot write {target}: {err.strerror or err}; choose another {option}") from None
 
 
 def refuse_tree_links(targets: Iterable[str | None], roots: Iterable[str]) -> None:

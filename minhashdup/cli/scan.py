@@ -28,7 +28,7 @@ from minhashdup.cli.options import (
     run_options,
     token_options,
 )
-from minhashdup.cli.output import progress_factory, refuse_tree_links, stderr_may_close, write
+from minhashdup.cli.output import progress_factory, refuse_tree_links, refuse_unwritable, stderr_may_close, write
 from minhashdup.cli.settings import config_option
 from minhashdup.config import Config
 from minhashdup.errors import ExitCode
@@ -166,6 +166,8 @@ def scan_and_write(source: Any, config: Config, review: Review, report: Report) 
         unread = [p for p in source if os.path.exists(p) and not os.access(p, os.R_OK)]
         if unread and review.max_pairs is not None:  # a skip for a scan; a gate would vouch for it unread
             raise UsageFailure(f"cannot read {printable(unread[0])}: a gate cannot vouch for it")
+    # A file that cannot be written fails now, not after minutes of scanning.
+    refuse_unwritable((("--output", report.output), ("--write-baseline", review.write_baseline)))
     result = minhashdup.scan(source, config, review=review, progress=progress_factory(report.quiet))
     result.params["config_file"] = click.get_current_context().meta.get(CONFIG_FILE_KEY)
     code = verdict(result, review.max_pairs)  # decided before any write: a closed stream must not change it

@@ -24,7 +24,7 @@ from minhashdup.cli.options import (
     shingle_option,
     token_options,
 )
-from minhashdup.cli.output import NO_OUTPUT, progress_factory, refuse_tree_links, write
+from minhashdup.cli.output import NO_OUTPUT, progress_factory, refuse_tree_links, refuse_unwritable, write
 from minhashdup.cli.settings import config_option
 from minhashdup.core.limits import REPEATS
 
@@ -118,6 +118,7 @@ def evaluate_command(
     """
     config = config_from({**options, "output": output})
     refuse_tree_links((output,), paths)
+    refuse_unwritable((("--output", output),))
     found = minhashdup.evaluate(list(paths), config, low=low, repeats=repeats, progress=progress_factory(quiet))
     module, name = _EVALUATION_RENDERERS[fmt]
     write(functools.partial(getattr(importlib.import_module(module), name), found), output)

@@ -8,6 +8,7 @@ writes beside the file and renames over it only when everything was written.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -63,6 +64,34 @@ def replaced(path: str) -> Iterator[TextIO]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def check_writable(path: str) -> None:
+    """Raise the :class:`OSError` that :func:`replaced` would meet at ``path`` for want of a place
+    to write: its folder missing or not writable, or ``path`` a folder. A temporary file is made
+    beside ``path`` and removed; ``path`` itself is neither created nor touched (a check before a
+    scan must not leave an empty report). A device (``/dev/stdout``) is not checked.
+
+    Raises:
+        OSError: what :func:`replaced` would raise for want of a place to write.
+
+    Example:
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> check_writable(os.path.join(folder, "report.json")); os.listdir(folder)
+        []
+        >>> check_writable("/")
+        Traceback (most recent call last):
+        ...
+        IsADirectoryError: [Errno 21] Is a directory: '/'
+    """
+    if os.path.abspath(path).startswith(DEVICES):
+        return
+    if os.path.isdir(path):  # replaced() would write it all, then fail to rename over the folder
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    fd, temporary = _create_beside(path)
+    os.close(fd)
+    os.unlink(temporary)
 
 
 def _create_beside(target: str) -> tuple[int, str]:
