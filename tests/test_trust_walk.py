@@ -7,6 +7,7 @@ warning that says what was left out.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -390,7 +391,9 @@ def test_chain_of_5000_folders_ends_with_the_paths_too_long_reported(tmp_path: P
     depths = [os.path.relpath(f.path, top).count("d/") for f in result.files]
     assert depths == list(range(len(depths)))  # every file above the cut, in order
     assert len(depths) > 1000
-    assert {_why(s) for s in result.skips} == {(SkipReason.UNREADABLE, "File name too long")}
+    too_long = "File name too long"
+    assert {_why(s)[0] for s in result.skips} == {SkipReason.UNREADABLE}
+    assert {_why(s)[1] for s in result.skips} <= {too_long, f"{too_long}; nothing in it is scanned"}  # a file, a folder
     assert all(len(os.fsencode(s.path)) >= 4000 for s in result.skips)
 
 
@@ -542,3 +545,45 @@ def test_an_unreadable_path_on_the_command_line_is_a_skip_not_the_end(make_tree:
     # A gate, though, cannot vouch for what it cannot read.
     code, out, err = run("scan", locked, str(root), "-q", "--no-cache", "--fail-on-pairs", "--max-pairs", "5")
     assert code == ExitCode.USAGE and out == "" and f"cannot read {locked}: a gate cannot vouch for it" in err
+
+
+def _lock(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``folder`` as after ``chmod 000`` for a user other than root (whom a mode does not stop):
+    it cannot be listed, nor anything in it opened or stat'ed; the folder itself can be stat'ed."""
+    inside = str(folder) + os.sep
+
+    def refused(real: Any, whole: bool) -> Any:
+        def call(path: Any, *args: Any, **kwargs: Any) -> Any:
+            named = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+            if named.startswith(inside) or (whole and named == str(folder)):
+                raise PermissionError(errno.EACCES, "Permission denied", named)
+            return real(path, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(os, "scandir", refused(os.scandir, True))
+    for name in ("open", "lstat", "stat"):
+        monkeypatch.setattr(os, name, refused(getattr(os, name), False))
+
+
+@pytest.mark.parametrize("root_locked", [False, True])
+def test_an_unreadable_folder_is_one_notice_not_a_warning_per_rules_file(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch, root_locked: bool
+) -> None:
+    text = render_go(go_file(random.Random(2), 6))
+    root = make_tree(
+        {"a.go": text, "b.go": text, "locked/.gitignore": "*.go\n", "locked/.gitattributes": "", "locked/c.go": text}
+    )
+    locked = root / "locked"
+    _lock(locked, monkeypatch)
+    result = walk([str(locked if root_locked else root)])
+    assert result.warnings == []  # were: its .gitignore and its .gitattributes "cannot read (Permission denied)"
+    assert [(s.path, *_why(s)) for s in result.skips] == [
+        (str(locked), SkipReason.UNREADABLE, "Permission denied; nothing in it is scanned")
+    ]
+    code, out, err = run("scan", str(root), "--no-cache", "-f", "json")
+    assert code == ExitCode.OK and len(json.loads(out)["pairs"]) == 1
+    assert err.splitlines() == [
+        f"{locked}: unreadable (Permission denied; nothing in it is scanned)",
+        "skipped 1 files: unreadable 1 (-v lists them)",
+    ]

@@ -218,10 +218,7 @@ def find(
         if not os.path.lexists(given):
             raise InputPathError(f"{given}: no such file or folder; check the PATH argument")
         if os.path.isdir(given):
-            root_real = os.path.realpath(given)
-            rules = root_rules(inc, exc, root_real, walker.warnings) if gitignore else Rules(inc, exc, ())
-            attributes = attribute_chain(root_real, walker.warnings)
-            walker.walk_root(given, root_real, rules, attributes, gitignore)
+            walker.walk_root(given, os.path.realpath(given), Rules(inc, exc, ()), gitignore)
         else:
             named = os.path.normpath(given).replace(os.sep, "/")
             walker.add_file(given, given, vendored=vendored_path(named), check_generated=False, data_ok=True)
@@ -251,11 +248,10 @@ class _Walker:
         flags = (kind["vendored"], kind["check_generated"], kind["data_ok"])
         self.requests.append(Request(shown, full, via_link, real, lstat, flags, len(self.skips)))
 
-    def walk_root(
-        self, given: str, root_real: str, rules: Rules, attributes: tuple[Attributes, ...], gitignore: bool
-    ) -> None:
+    def walk_root(self, given: str, root_real: str, globs: Rules, gitignore: bool) -> None:
         """Walk one root, each real folder once: first the tree without links, then the folders
-        that links lead to, in the order the links were found.
+        that links lead to, in the order the links were found. ``globs``: the user's; the rules
+        files in force are read once a folder is listed (:meth:`_with_rules`).
 
         Following links last makes a folder shown under its path without links whenever it has
         one, whatever the names sort as; a later link to a folder already walked, or a folder
@@ -263,7 +259,7 @@ class _Walker:
         """
         self.walked, self.named_folders = {}, {}
         self.links.clear()
-        self._walk_tree(_Folder(given, given, "", rules, (root_real,), False, attributes), gitignore)
+        self._walk_tree(_Folder(given, given, "", globs, (root_real,), False, ()), gitignore)
         while self.links:
             self._walk_tree(self.links.popleft(), gitignore)
 
@@ -278,34 +274,40 @@ class _Walker:
                 self.skip(folder.shown + "/", SkipReason.DUPLICATE, f"same folder as {first}")
                 continue
             self.walked[folder.ancestors[-1]] = folder.shown
-            rules = folder.rules
-            if folder.rel:
-                if gitignore:
-                    rules = with_folder_gitignore(
-                        folder.rules, folder.full, folder.shown, folder.rel, self.warnings, self.nested_too_deep
-                    )
-                folder = folder._replace(
-                    attributes=with_folder_attributes(
-                        folder.attributes, folder.full, folder.shown, folder.rel, self.warnings, IGNORE_NESTING_LIMIT
-                    )
-                )
+            listing = self._list(folder.shown, folder.full)
+            if listing is None:  # its skip says so; its rules files are not read, as they rule nothing
+                continue
+            folder = self._with_rules(folder, gitignore)
             subfolders = []
-            for entry in self._list(folder.shown, folder.full):  # files in name order, then each folder
-                sub = self._visit(folder, rules, entry)
+            for entry in listing:  # files in name order, then each folder
+                sub = self._visit(folder, folder.rules, entry)
                 if sub is not None:
                     subfolders.append(sub)
             stack.extend(reversed(subfolders))
 
-    def _list(self, shown: str, full: str) -> list[os.DirEntry[str]]:
+    def _list(self, shown: str, full: str) -> list[os.DirEntry[str]] | None:
         # scandir: the kind of each entry comes with the listing, so folders and plain files
-        # need no lstat of their own.
+        # need no lstat of their own. None: it cannot be listed (an unreadable skip, the one notice).
         saw_stat(full)  # before the listing: an entry added after it changes the folder's stat
         try:
             with os.scandir(full) as listing:
                 return sorted(listing, key=lambda e: e.name)
         except OSError as err:
-            self.skip(shown, SkipReason.UNREADABLE, err.strerror or str(err))
-            return []
+            self.skip(shown, SkipReason.UNREADABLE, f"{err.strerror or err}; nothing in it is scanned")
+            return None
+
+    def _with_rules(self, folder: _Folder, gitignore: bool) -> _Folder:
+        """``folder`` with its own ``.gitignore`` and ``.gitattributes`` in force; for the root,
+        those from the repository's top down to it."""
+        shown, full, rel, warnings = folder.shown, folder.full, folder.rel, self.warnings
+        if not rel:
+            root, globs = folder.ancestors[0], folder.rules
+            rules = root_rules(globs.include, globs.exclude, root, warnings) if gitignore else globs
+            return folder._replace(rules=rules, attributes=attribute_chain(root, warnings))
+        rules, too_deep = folder.rules, self.nested_too_deep
+        rules = with_folder_gitignore(rules, full, shown, rel, warnings, too_deep) if gitignore else rules
+        attributes = with_folder_attributes(folder.attributes, full, shown, rel, warnings, IGNORE_NESTING_LIMIT)
+        return folder._replace(rules=rules, attributes=attributes)
 
     def _visit(self, parent: _Folder, rules: Rules, entry: os.DirEntry[str]) -> _Folder | None:
         """Record one entry of ``parent``'s listing; a subfolder (not a link) is returned to walk."""
