@@ -241,3 +241,54 @@ def test_names_file_with_a_walks_memo_answers_as_without(globs: list[str]) -> No
 def test_a_child_path_is_the_one_os_path_join_makes(folder: str, name: str) -> None:
     """The walk joins a folder and a listed name (never empty, no "/") by hand, twice an entry."""
     assert _child(folder, name) == os.path.join(folder, name)
+
+
+def _named_root_repo(make_tree: TreeFactory, top_rules: str) -> Path:
+    repo = make_tree(
+        {
+            ".gitignore": top_rules,
+            ".git/info/exclude": "/vendor/\n",
+            "build/sub/a.go": GO,
+            "build/sub/x.tmp": GO,
+            "build/sub/build/deep.go": GO,
+            "vendor/lib/v.go": GO,
+            "src/a.go": GO,
+            "src/data.bin": GO,
+        },
+        root="repo",
+    )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def test_a_named_folder_that_ignore_rules_leave_out_is_scanned(make_tree: TreeFactory) -> None:
+    # As a file named on the command line is scanned, so is a folder (ripgrep does the same): the
+    # rules that leave out the root or a folder above it are not applied under it, with a warning.
+    repo = _named_root_repo(make_tree, "/build\n*.tmp\nbuild/\n")
+    result = walk([str(repo / "build" / "sub")])
+    files, skips = _relative(result, repo / "build" / "sub")
+    assert files == ["a.go", "build/deep.go"]  # build/ left out the root: not applied under it either
+    assert skips == {"x.tmp": SkipReason.GITIGNORED}  # other rules of the same file still apply
+    assert [w for w in result.warnings if "scanned as named" in w] == [
+        f"{os.path.realpath(repo / 'build' / 'sub')}: scanned as named on the command line: ignore rules"
+        f" '/build' in {os.path.realpath(repo / '.gitignore')} and 1 more leave it out, not applied under it"
+    ]
+    vendored = walk([str(repo / "vendor" / "lib")])  # .git/info/exclude's rules too
+    assert _relative(vendored, repo / "vendor" / "lib")[0] == ["v.go"]
+    assert any(".git/info/exclude" in w for w in vendored.warnings)
+    # From the top, nothing changes: the folders are left out, without that warning.
+    top = walk([str(repo)])
+    assert _relative(top, repo)[1]["build"] == SkipReason.GITIGNORED
+    assert not [w for w in top.warnings if "scanned as named" in w]
+
+
+def test_a_named_folder_that_no_rule_leaves_out_is_walked_by_every_rule(make_tree: TreeFactory) -> None:
+    # The rules above src/ do not leave src/ itself out ('*.bin' names files), and its own
+    # .gitignore ('*' then '!*.go') lies in it, not above it: every rule applies, no warning.
+    repo = _named_root_repo(make_tree, "*.bin\n")
+    (repo / "src" / "only.txt").write_text("text\n")
+    (repo / "src" / ".gitignore").write_text("*.txt\n")
+    result = walk([str(repo / "src")])
+    skips = {"data.bin": SkipReason.GITIGNORED, "only.txt": SkipReason.GITIGNORED}
+    assert _relative(result, repo / "src") == ([".gitignore", "a.go"], skips)
+    assert not [w for w in result.warnings if "scanned as named" in w]

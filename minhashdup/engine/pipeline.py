@@ -235,8 +235,9 @@ def _replayed(result: Result, walked: Walked) -> Result:
 # A walk remembered (issue 17: a warm scan's walk): see :mod:`minhashdup.source.witnesses`.
 
 #: The memo's layout, or the rules it was walked by: a memo of another is not used (2: by column;
-#: 3: ignore files read by git's lines, ``X/**`` as what is inside ``X``; 4: tracked files never gitignored).
-MEMO_FORMAT = 4
+#: 3: ignore files read by git's lines, ``X/**`` as what is inside ``X``; 4: tracked files never gitignored;
+#: 5: a POSIX class's line not applied, one notice for an unreadable folder, a named root never ignored).
+MEMO_FORMAT = 5
 
 
 class Store(Protocol):

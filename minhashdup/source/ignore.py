@@ -48,6 +48,7 @@ class Ignore(NamedTuple):
     spec: pathspec.GitIgnoreSpec
     prefix: str  # an ignore file above the root: the root's path relative to its folder, "/"-ended
     strip: int  # an ignore file inside the root: len(its folder's rel) + 1
+    path: str = ""  # an ignore file above the root: where it was read (for a warning)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,14 +244,39 @@ def root_rules(
     tracked = Tracked(root_real, top, warnings) if saw_exists(os.path.join(top, ".git")) else None
     chain: list[Ignore] = []
     # git follows a link for .git/info/exclude (not part of the tree), never for a .gitignore.
-    info = _read_ignore_file(os.path.join(top, ".git", "info", "exclude"), None, warnings, follow=True)
+    info_path = os.path.join(top, ".git", "info", "exclude")
+    info = _read_ignore_file(info_path, None, warnings, follow=True)
     if info is not None:
-        chain.append(Ignore(info, prefix_of(root_real, top), 0))
+        chain.append(Ignore(info, prefix_of(root_real, top), 0, info_path))
     for folder in folders:
         spec = _read_ignore_file(os.path.join(folder, ".gitignore"), None, warnings)
         if spec is not None:
-            chain.append(Ignore(spec, prefix_of(root_real, folder), 0))
-    return Rules(include, exclude, tuple(chain), tracked)
+            chain.append(Ignore(spec, prefix_of(root_real, folder), 0, os.path.join(folder, ".gitignore")))
+    return Rules(include, exclude, named_root(chain, root_real, warnings), tracked)
+
+
+def named_root(chain: Sequence[Ignore], root_real: str, warnings: list[str]) -> tuple[Ignore, ...]:
+    """The ignore files in force at a root, less the rules that leave out the root or a folder
+    above it: a folder named on the command line is scanned, as a file named there is (``scan
+    .venv/lib/x`` where ``.venv/`` is ignored), with a warning. Such a rule is not applied under
+    the root at all (``build/`` above it and inside it): more files are scanned, never fewer.
+    Nothing changes where the root is not left out."""
+    verdict = False
+    for ignore in chain:  # the root as _ignored judges an entry: the last decisive match wins
+        result = ignore.spec.check_file(ignore.prefix) if ignore.prefix else None
+        verdict = verdict if result is None or result.include is None else bool(result.include)
+    if not verdict:
+        return tuple(chain)
+    kept, dropped = [], []
+    for ignore in chain:
+        blanket = [p for p in ignore.spec.patterns if p.include and ignore.prefix and p.match_file(ignore.prefix)]
+        dropped += [f"{p.pattern!r} in {ignore.path}" for p in blanket]
+        rest = [p for p in ignore.spec.patterns if p not in blanket]
+        kept.append(ignore._replace(spec=type(ignore.spec)(rest, backend=BACKEND)) if blanket else ignore)
+    n = len(dropped)
+    rules = f"rule {dropped[0]} leaves" if n == 1 else f"rules {dropped[0]} and {n - 1} more leave"
+    warnings.append(f"{root_real}: scanned as named on the command line: ignore {rules} it out, not applied under it")
+    return tuple(kept)
 
 
 def repository_folders(root_real: str) -> tuple[str, list[str]]:
