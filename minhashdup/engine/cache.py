@@ -12,7 +12,6 @@ the cache is pruned daily after a scan, or on demand (:mod:`minhashdup.engine.pr
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 import sys
@@ -24,8 +23,10 @@ import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.core.digest import blake2b
+from minhashdup.engine import schema
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
+from minhashdup.engine.schema import Entry
 
 if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads none
     from minhashdup.core.hashing import UInt64Array
@@ -39,49 +40,13 @@ if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads non
 #: 6: a file's stat holds its ctime (5 took a file rewritten with its mtime set back as unchanged).
 #: 7: a file with a UTF-16 or UTF-32 byte-order mark is decoded, not skipped as binary.
 CACHE_FORMAT = 7
-APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT
-#: The write-ahead log is cut back to this size after a checkpoint (it otherwise stays as big as
-#: the largest transaction, e.g. a cold scan's).
-WAL_LIMIT = 64 * 1024**2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    key BLOB PRIMARY KEY, lexer TEXT NOT NULL, tokens INTEGER NOT NULL, not_utf8 INTEGER NOT NULL,
-    skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS used (key BLOB PRIMARY KEY, used REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS stats (
-    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
-    inode INTEGER NOT NULL, digest BLOB NOT NULL, used REAL NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS signatures (
-    key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
-"""
-# A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the shingles.
-# ``results``: scan results (:mod:`.codec`) and, keyed by 21 bytes, a scan's walk memo and result key
-# by its files' stats (:mod:`.cached`); ``meta``: last prune. Rows kept: a few trees and options.
+#: Rows of ``results`` kept (:mod:`.schema`): a few trees and options.
 KEEP_RESULTS = 48
 _PRUNE_RESULTS = (
     f"DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used DESC LIMIT {KEEP_RESULTS})"
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class Entry:
-    """What the cache holds for one file: its shingles, or the reason it has none."""
-
-    shingles: UInt64Array
-    lexer: str
-    tokens: int
-    not_utf8: bool
-    skip: str | None = None
-    detail: str = ""
-    used: float = 0.0  # when the entry was last used (Unix time; refreshed at most once a day)
 
 
 def now() -> float:
@@ -103,20 +68,6 @@ def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast", norm:
     h.update(head.encode("utf-8", "surrogatepass"))
     h.update(digest)
     return h.digest()
-
-
-def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
-    """Switch to WAL mode. The switch needs the file to itself and SQLite does not wait for
-    it (no busy handler), so while other scans hold it open, retry."""
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
-                return
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.02)
 
 
 def family_name(family: Family) -> str:
@@ -147,46 +98,15 @@ class Cache:
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
-            if not self._ours(db):
-                self._create(db)
-            db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+            if not schema.ours(db):
+                schema.create(db, now())
+            db.execute(f"PRAGMA journal_size_limit={schema.WAL_LIMIT}")
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute("PRAGMA synchronous=NORMAL")
             return db
         except sqlite3.DatabaseError:
             db.close()
             raise
-
-    @staticmethod
-    def _ours(db: sqlite3.Connection) -> bool:
-        """True for a minhashdup cache, False for a new (empty) file; raises for a foreign one."""
-        # One statement, so one snapshot: a file being created by another scan is seen
-        # either before its tables exist or after it is marked as ours, never in between.
-        app, tables = db.execute(
-            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master)"
-        ).fetchone()
-        if app != APPLICATION_ID and tables:
-            raise sqlite3.DatabaseError("not a minhashdup cache")
-        return bool(app == APPLICATION_ID)
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        """Make the tables of a new file. Two scans may start on a missing cache at once: the
-        check and the creation are one IMMEDIATE transaction, so one creates, the other sees it."""
-        db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # pruning can give pages back to the disk
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if not self._ours(db):
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)  # not executescript: it would commit first
-                db.execute("INSERT INTO meta VALUES ('pruned', ?)", (now(),))  # nothing to prune yet
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        _to_wal(db)
 
     def _rebuild(self, reason: str) -> sqlite3.Connection:
         aside = f"{self.path}.broken-{int(time.time())}"

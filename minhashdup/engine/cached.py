@@ -31,8 +31,8 @@ from minhashdup.config import Config
 from minhashdup.core.digest import blake2b, content_digest
 from minhashdup.engine.base import Extractor
 from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
-from minhashdup.engine.cache import Entry as CacheEntry
 from minhashdup.engine.codec import STORED_SCHEMA, decode_result, encode_result, storable
+from minhashdup.engine.schema import Entry as CacheEntry
 from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
