@@ -4,8 +4,10 @@ A file's key is a hash of everything that decides its shingles: its bytes, its n
 shebang, chooses the lexer), the shingle size, the pygments version and this cache's format: an
 unchanged file is never lexed twice, and any change that could alter its shingles misses.
 Signatures are stored per key and hash family (seed, K). WAL mode lets two scans share the cache
-and survives a scan killed at any moment; a corrupt or foreign cache file is moved aside and
-rebuilt, with a warning, never fatal. Entries record when they were last used (at most daily);
+and survives a scan killed at any moment. Nothing this version did not write is used
+(:mod:`.schema`): a corrupt or foreign cache file is moved aside and rebuilt, with a warning,
+never fatal; a damaged row is read as missing, deleted, and replaced by what the scan computes
+again, with one warning counting them. Entries record when they were last used (at most daily);
 the cache is pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
 """
 
@@ -14,15 +16,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
-from minhashdup.core.digest import blake2b
+from minhashdup.core.digest import DIGEST_BYTES, blake2b
 from minhashdup.engine import schema
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
@@ -87,6 +88,8 @@ class Cache:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.path = os.path.join(directory, FILE_NAME)  # a str: pathlib costs a warm scan its import
         self.warnings: list[str] = []
+        self.damaged = 0  # rows read as missing (:mod:`.schema`): counted in :meth:`report`
+        self._told: list[str] = []  # what :meth:`report` put in a scan's warnings
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
             self._db = self._open()
@@ -97,6 +100,7 @@ class Cache:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        db.text_factory = schema.text
         try:
             if not schema.ours(db):
                 schema.create(db, now())
@@ -118,6 +122,24 @@ class Cache:
         )
         return self._open()
 
+    def report(self, warnings: list[str]) -> None:
+        """Put this connection's warnings (:attr:`warnings`, and one line counting the damaged rows
+        read as missing) in ``warnings``, in place of those an earlier call put there: a scan that
+        extracts part by part (a dataset) tells each once, with the count at its end."""
+        for line in self._told:
+            if line in warnings:
+                warnings.remove(line)
+        n = self.damaged
+        damaged = f"cache {self.path}: {n} damaged {'entry' if n == 1 else 'entries'} ignored and replaced"
+        self._told = [*self.warnings, *([f"{damaged} (lexed or computed again)"] if n else [])]
+        warnings.extend(self._told)
+
+    def _discard(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Count damaged rows and delete them (``sql``: a DELETE of one, by its key), so that the
+        next scan does not meet them even where this one stores nothing in their place."""
+        self.damaged += len(rows)
+        self._write([(sql, rows)])
+
     def __enter__(self) -> Cache:
         return self
 
@@ -129,15 +151,22 @@ class Cache:
         self._db.close()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Entry]:
-        """The entries present for ``keys`` (with when each was last used)."""
+        """The entries present for ``keys`` (with when each was last used); a damaged one
+        (:func:`.schema.entry_of`) is left out, as if missing, and deleted."""
         sql = (
-            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, coalesce(u.used, 0) FROM files f"
-            " LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
+            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, CAST(coalesce(u.used, 0) AS REAL)"
+            " FROM files f LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
         )
-        return {
-            key: Entry(_array(blob), lexer, tokens, bool(not_utf8), skip, detail, used)
-            for key, lexer, tokens, not_utf8, skip, detail, blob, used in self._select(sql, keys)
-        }
+        entries, damaged = {}, []
+        for key, *row in self._select(sql, keys):
+            entry = schema.entry_of(*row)
+            if entry is None:
+                damaged.append((key,))
+            else:
+                entries[key] = entry
+        if damaged:
+            self._discard("DELETE FROM files WHERE key = ?", damaged)
+        return entries
 
     def known(self, keys: Sequence[bytes]) -> set[bytes]:
         """Which of ``keys`` have an entry (nothing else is read)."""
@@ -176,22 +205,34 @@ class Cache:
         if statements:
             self._write(statements)
 
-    def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
-        """Stored signatures of ``keys`` under hash family ``fam``."""
+    def get_signatures(self, keys: Sequence[bytes], family: Family) -> dict[bytes, UInt64Array]:
+        """Stored signatures of ``keys`` under ``family``; a damaged one (not of its family's
+        length) is left out, as if missing, and deleted."""
         sql = "SELECT key, signature FROM signatures WHERE family = ? AND key IN ({})"
-        return {key: _array(blob) for key, blob in self._select(sql, keys, fam)}
+        fam, found, damaged = family_name(family), {}, []
+        for key, blob in self._select(sql, keys, fam):
+            signature = schema.signature_of(blob, family.num_hashes)
+            if signature is None:
+                damaged.append((key, fam))
+            else:
+                found[key] = signature
+        if damaged:
+            self._discard("DELETE FROM signatures WHERE key = ? AND family = ?", damaged)
+        return found
 
-    def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
-        """Store signatures under hash family ``fam`` (one transaction)."""
+    def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], family: Family) -> None:
+        """Store signatures under ``family`` (one transaction)."""
+        fam = family_name(family)
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
         self._write([("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)])
 
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, int, bytes, float]]:
-        """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, used FROM stats WHERE path IN ({})"
+        """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen (a row
+        without a 16-byte digest is left out: the file is read and its row replaced)."""
+        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, CAST(used AS REAL) FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
-        return {os.fsdecode(row[0]): row[1:] for row in rows}
+        return {os.fsdecode(row[0]): row[1:] for row in rows if len(schema.blob_of(row[5]) or b"") == DIGEST_BYTES}
 
     def put_stats(self, rows: Iterable[tuple[str, int, int, int, int, bytes]]) -> None:
         """Remember ``(path, size, mtime_ns, ctime_ns, inode, digest)`` rows, used now (one transaction)."""
@@ -200,9 +241,21 @@ class Cache:
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", encoded)])
 
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
-        """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or ``None``."""
-        row = self._db.execute("SELECT doc, used FROM results WHERE key = ?", (key,)).fetchone()
-        return None if row is None else (bytes(row[0]), float(row[1]))
+        """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or
+        ``None``; a damaged one (not a blob) is deleted (:meth:`discard_result`)."""
+        rows = self._query("SELECT doc, CAST(used AS REAL) FROM results WHERE key = ?", (key,))
+        if not rows:
+            return None
+        doc = schema.blob_of(rows[0][0])
+        if doc is None:
+            self.discard_result(key)
+            return None
+        return doc, rows[0][1]
+
+    def discard_result(self, key: bytes) -> None:
+        """Count the stored result of ``key`` as damaged and delete it (a scan that meets one
+        computes afresh and, warned, keeps nothing: the next scan stores it anew)."""
+        self._discard("DELETE FROM results WHERE key = ?", [(key,)])
 
     def put_result(self, key: bytes, doc: bytes) -> None:
         """Store a scan result; only the :data:`KEEP_RESULTS` most recent are kept."""
@@ -213,11 +266,16 @@ class Cache:
             ]
         )
 
-    def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> Iterator[tuple[Any, ...]]:
+    def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> list[tuple[Any, ...]]:
         """Rows of ``sql`` (whose ``IN ({})`` takes the keys), in batches of :data:`_BATCH` keys."""
+        rows: list[tuple[Any, ...]] = []
         for start in range(0, len(keys), _BATCH):
             chunk = list(keys[start : start + _BATCH])
-            yield from self._db.execute(sql.format(",".join("?" * len(chunk))), [*leading, *chunk])
+            rows += self._query(sql.format(",".join("?" * len(chunk))), [*leading, *chunk])
+        return rows
+
+    def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, parameters).fetchall()
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
@@ -308,11 +366,3 @@ class Cache:
         message = f"cache {self.path} was not updated ({err})"
         if message not in self.warnings:
             self.warnings.append(message)
-
-
-def _array(blob: bytes) -> UInt64Array:
-    """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian."""
-    import numpy as np
-
-    words = np.frombuffer(blob, dtype="<u8")
-    return words if sys.byteorder == "little" else words.astype(np.uint64)

@@ -1,15 +1,33 @@
 """What a cache file is (the store that reads and writes it: :mod:`minhashdup.engine.cache`).
 
 Its tables (:data:`SCHEMA`), how a new file gets them (:func:`create`), how ours is told from
-another SQLite file (:func:`ours`), and what a file's entry holds (:class:`Entry`).
+another SQLite file (:func:`ours`), and which rows are read as written.
+
+The cache lives on a user's disk, where a crash, a tool or a hand can damage it, and a scan
+trusts what it reads there. So what this version did not write is never used:
+
+- a file SQLite cannot read (its header) or a foreign one: the store moves it aside and starts
+  a new one, with a warning;
+- a row whose values are not what this version writes (:func:`entry_of`, :func:`signature_of`,
+  :func:`blob_of`): a value of another type, a blob of a length no array has, shingles not sorted
+  and distinct (the exact check relies on both), a signature of another length than its hash
+  family's, a skip reason this version does not know. Such a row is read as missing: the file is
+  lexed again and the row replaced; the store counts them for one warning.
+
+A value of the right shape and the wrong content (a bit flipped inside a shingle array, a
+truncation to whole words) still passes: only a checksum in every row would tell, a new cache
+format that every user's cache would pay for with a cold scan.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from minhashdup.result import REASONS
 
 if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads none
     from minhashdup.core.hashing import UInt64Array
@@ -98,3 +116,49 @@ def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.02)
+
+
+def text(data: bytes) -> str | bytes:
+    """A TEXT value as a str, or as its bytes if they are not UTF-8 (the connection's
+    ``text_factory``): this version writes only UTF-8, and a row holding other bytes must be
+    refused as damaged, not stop the query that reads it (sqlite3's default would)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def entry_of(lexer: Any, tokens: Any, not_utf8: Any, skip: Any, detail: Any, blob: Any, used: float) -> Entry | None:
+    """The :class:`Entry` of a ``files`` row (``used``: from its ``used`` row), or ``None`` if
+    it is not one this version writes (see the module's docstring)."""
+    if type(lexer) is not str or type(detail) is not str or type(tokens) is not int or tokens < 0:
+        return None
+    if not_utf8 not in (0, 1) or (skip is not None and skip not in REASONS):
+        return None
+    shingles = words(blob)
+    if shingles is None or (skip is not None and len(shingles)):  # a file skipped has no shingles
+        return None
+    if len(shingles) > 1 and not bool((shingles[1:] > shingles[:-1]).all()):  # sorted, distinct
+        return None
+    return Entry(shingles, lexer, tokens, bool(not_utf8), skip, detail, used)
+
+
+def signature_of(blob: Any, hashes: int) -> UInt64Array | None:
+    """A stored signature of a family of ``hashes`` hash functions, or ``None`` if it is not one."""
+    return words(blob) if blob_of(blob) is not None and len(blob) == 8 * hashes else None
+
+
+def blob_of(value: Any) -> bytes | None:
+    """A BLOB value (a stored result, a digest) as bytes; ``None`` for a value of another type."""
+    return value if type(value) is bytes else None
+
+
+def words(blob: Any) -> UInt64Array | None:
+    """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian;
+    ``None`` unless ``blob`` is bytes of whole words."""
+    if type(blob) is not bytes or len(blob) % 8:
+        return None
+    import numpy as np
+
+    array = np.frombuffer(blob, dtype="<u8")
+    return array if sys.byteorder == "little" else array.astype(np.uint64)
