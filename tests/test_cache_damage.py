@@ -1,5 +1,6 @@
 """A damaged cache never costs a scan its result: a damaged row is a miss (lexed or computed
-again, replaced, one warning)."""
+again, replaced, one warning), a file whose tables are not this version's or that SQLite finds
+torn is moved aside and rebuilt, and ``cache info|clear|prune`` work on any of them."""
 
 from __future__ import annotations
 
@@ -162,6 +163,97 @@ def test_a_stat_row_without_a_digest_is_read_as_unknown(root: Path, tmp_path: Pa
     code, doc, err = _scan(root, cache, "-t", "0.45")  # the files are read: no file "changed during the scan"
     assert (code, _warnings(err), doc["stats"]["cache"]["hits"]) == (ExitCode.OK, [], FILES)
     assert _run_free(doc) == _uncached(root, tmp_path, "-t", "0.45")
+
+
+TABLES = {
+    "used dropped": "DROP TABLE used",
+    "signatures dropped": "DROP TABLE signatures",
+    "files dropped": "DROP TABLE files",
+    "meta dropped": "DROP TABLE meta",
+    "a column added": "ALTER TABLE files ADD COLUMN extra",
+    "a table added": "CREATE TABLE mine (x)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_a_cache_whose_tables_are_not_ours_is_moved_aside_and_rebuilt(root: Path, tmp_path: Path, name: str) -> None:
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    _damage(cache, TABLES[name])
+    code, doc, err = _scan(root, cache, "-t", "0.45")
+    assert code == ExitCode.OK and _run_free(doc) == _uncached(root, tmp_path, "-t", "0.45")
+    [warning] = _warnings(err)
+    reason = f"no table {TABLES[name].split()[-1]}" if "dropped" in name else "tables not as this version makes them"
+    assert warning.startswith(f"warning: cache {cache / FILE_NAME} was unusable ({reason}); moved to cache-v")
+    assert warning.endswith(" and rebuilt") and len([p for p in cache.iterdir() if ".broken-" in p.name]) == 1
+    assert doc["stats"]["cache"]["lexed"] == FILES
+    code, doc, err = _scan(root, cache, "-t", "0.4")
+    assert (code, _warnings(err), doc["stats"]["cache"]["hits"]) == (ExitCode.OK, [], FILES)
+
+
+def _tear_a_page(cache: Path, table: str = "files") -> None:
+    """Overwrite the start of ``table``'s root page, as a torn write would (the log checkpointed first)."""
+    db = sqlite3.connect(cache / FILE_NAME)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    finally:
+        db.close()
+    with open(cache / FILE_NAME, "r+b") as file:
+        file.seek((page - 1) * size)
+        file.write(b"\xa5" * 200)
+
+
+def test_a_torn_page_found_during_a_scan_is_moved_aside_and_rebuilt(root: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    _tear_a_page(cache)
+    code, doc, err = _scan(root, cache, "-t", "0.45")
+    assert code == ExitCode.OK and _run_free(doc) == _uncached(root, tmp_path, "-t", "0.45")
+    [warning] = _warnings(err)
+    assert "was unusable (database disk image is malformed); moved to" in warning
+    code, doc, err = _scan(root, cache, "-t", "0.4")
+    assert (code, _warnings(err), doc["stats"]["cache"]["hits"]) == (ExitCode.OK, [], FILES)
+
+
+COMMAND_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "used dropped": lambda cache: _damage(cache, "DROP TABLE used"),
+    "signatures dropped": lambda cache: _damage(cache, "DROP TABLE signatures"),
+    "files torn": _tear_a_page,
+    "meta torn": lambda cache: _tear_a_page(cache, "meta"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(COMMAND_DAMAGE))
+def test_cache_clear_leaves_a_working_empty_cache_whatever_the_damage(root: Path, tmp_path: Path, damage: str) -> None:
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    COMMAND_DAMAGE[damage](cache)
+    code, out, err = run("cache", "clear", "--cache-dir", str(cache))
+    assert (code, out) == (ExitCode.OK, f"cleared {cache / FILE_NAME}\n"), err
+    assert "Traceback" not in err and len(_warnings(err)) <= 1  # a file moved aside says so
+    code, out, err = run("cache", "info", "-f", "json", "--cache-dir", str(cache))
+    assert code == ExitCode.OK and json.loads(out)["files"] == 0 and _warnings(err) == []
+    code, doc, err = _scan(root, cache)
+    assert (code, _warnings(err), doc["stats"]["cache"]["lexed"]) == (ExitCode.OK, [], FILES)
+
+
+@pytest.mark.parametrize(
+    ("command", "damage"),
+    [(command, damage) for command in ("info", "prune") for damage in ("used dropped", "signatures dropped")]
+    + [("info", "files torn"), ("prune", "meta torn")],  # what each reads
+)
+def test_cache_info_and_prune_work_on_a_damaged_cache(root: Path, tmp_path: Path, command: str, damage: str) -> None:
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    COMMAND_DAMAGE[damage](cache)
+    code, out, err = run("cache", command, "-f", "json", "--cache-dir", str(cache))
+    assert code == ExitCode.OK and json.loads(out)["path"] == str(cache / FILE_NAME), err
+    [warning] = _warnings(err)
+    assert "was unusable" in warning and "and rebuilt" in warning
+    code, _, err = _scan(root, cache)
+    assert code == ExitCode.OK and _warnings(err) == []
 
 
 def test_scans_sharing_a_damaged_cache_replace_rows_and_keep_the_file(root: Path, tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ shebang, chooses the lexer), the shingle size, the pygments version and this cac
 unchanged file is never lexed twice, and any change that could alter its shingles misses.
 Signatures are stored per key and hash family (seed, K). WAL mode lets two scans share the cache
 and survives a scan killed at any moment. Nothing this version did not write is used
-(:mod:`.schema`): a corrupt or foreign cache file is moved aside and rebuilt, with a warning,
-never fatal; a damaged row is read as missing, deleted, and replaced by what the scan computes
-again, with one warning counting them. Entries record when they were last used (at most daily);
-the cache is pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
+(:mod:`.schema`): a corrupt or foreign cache file, or one whose tables are not ours, is moved
+aside and rebuilt, with a warning, never fatal; a damaged row is read as missing, deleted, and
+replaced by what the scan computes again, with one warning counting them. Entries record when
+they were last used (at most daily); the cache is pruned daily after a scan, or on demand
+(:mod:`minhashdup.engine.prune`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygments
 
@@ -48,6 +49,7 @@ KEEP_RESULTS = 48
 _PRUNE_RESULTS = (
     f"DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used DESC LIMIT {KEEP_RESULTS})"
 )
+T = TypeVar("T")
 
 
 def now() -> float:
@@ -89,6 +91,7 @@ class Cache:
         self.path = os.path.join(directory, FILE_NAME)  # a str: pathlib costs a warm scan its import
         self.warnings: list[str] = []
         self.damaged = 0  # rows read as missing (:mod:`.schema`): counted in :meth:`report`
+        self.rebuilds = 0
         self._told: list[str] = []  # what :meth:`report` put in a scan's warnings
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
@@ -104,6 +107,7 @@ class Cache:
         try:
             if not schema.ours(db):
                 schema.create(db, now())
+            schema.check_tables(db)
             db.execute(f"PRAGMA journal_size_limit={schema.WAL_LIMIT}")
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute("PRAGMA synchronous=NORMAL")
@@ -113,6 +117,7 @@ class Cache:
             raise
 
     def _rebuild(self, reason: str) -> sqlite3.Connection:
+        self.rebuilds += 1
         aside = f"{self.path}.broken-{int(time.time())}"
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
@@ -121,6 +126,26 @@ class Cache:
             f"cache {self.path} was unusable ({reason}); moved to {os.path.basename(aside)} and rebuilt"
         )
         return self._open()
+
+    def _reopened(self, err: sqlite3.Error) -> bool:
+        """After ``err``: whether it showed the file broken, as a bad header does (a torn page:
+        SQLite raises plain DatabaseError for these, a subclass for a lock, a full disk or a
+        misuse), and it was moved aside and rebuilt. Once per connection: a new file that breaks
+        at once is a disk's fault, not to be papered over."""
+        if type(err) is not sqlite3.DatabaseError or self.rebuilds:
+            return False
+        self._db.close()
+        self._db = self._rebuild(str(err))
+        return True
+
+    def _reading(self, read: Callable[[sqlite3.Connection], T]) -> T:
+        """``read(connection)``; on a file found broken midway (:meth:`_reopened`), again on the new one."""
+        try:
+            return read(self._db)
+        except sqlite3.DatabaseError as err:
+            if not self._reopened(err):
+                raise
+            return read(self._db)
 
     def report(self, warnings: list[str]) -> None:
         """Put this connection's warnings (:attr:`warnings`, and one line counting the damaged rows
@@ -275,38 +300,37 @@ class Cache:
         return rows
 
     def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._db.execute(sql, parameters).fetchall()
+        return self._reading(lambda db: db.execute(sql, parameters).fetchall())
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
-        files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
-        sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
-        results = self._db.execute("SELECT count(*) FROM results WHERE length(key) = 20").fetchone()[0]
+        counts = self._reading(
+            lambda db: [
+                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("files", "signatures", "results WHERE length(key) = 20")
+            ]
+        )
         return {
             "path": str(self.path),
-            "files": files,
-            "signatures": sigs,
-            "results": results,
+            "files": counts[0],
+            "signatures": counts[1],
+            "results": counts[2],
             "bytes": disk_bytes(self.path),
             "format": CACHE_FORMAT,
             "pygments": pygments.__version__,
         }
 
     def clear(self) -> bool:
-        """Drop every entry and give the space back; ``False`` if the file could not be written."""
-        before = len(self.warnings)
-        self._write(
-            [
-                ("DELETE FROM files", None),
-                ("DELETE FROM used", None),
-                ("DELETE FROM signatures", None),
-                ("DELETE FROM stats", None),
-                ("DELETE FROM results", None),
-            ]
-        )
-        with contextlib.suppress(sqlite3.Error):
-            self._db.execute("VACUUM")
-        return len(self.warnings) == before
+        """Drop every entry and give the space back; ``False`` if the file could not be written.
+        A file found broken on the way is moved aside and rebuilt (:meth:`_reopened`): empty too."""
+        rebuilds = self.rebuilds
+        tables = ("files", "used", "signatures", "stats", "results")
+        done = self._write([(f"DELETE FROM {table}", None) for table in tables])
+        try:
+            self._db.execute("VACUUM")  # reads what is left too: a torn page of ``meta`` shows here
+        except sqlite3.Error as err:
+            self._reopened(err)  # broken: rebuilt; busy (another scan reads): its pages stay in the file
+        return done or self.rebuilds > rebuilds
 
     def prune(
         self,
@@ -318,8 +342,11 @@ class Cache:
         """:func:`minhashdup.engine.prune.run` on this cache: what was dropped, or ``None`` if nothing
         was done (the reason of a failed write is in :attr:`warnings`). Raises ConfigError for
         a negative limit."""
+        stamp = now()
         try:
-            return run_prune(self._db, self.path, CACHE_FORMAT, now(), older_than_days, max_bytes, spare_days, wait)
+            return self._reading(
+                lambda db: run_prune(db, self.path, CACHE_FORMAT, stamp, older_than_days, max_bytes, spare_days, wait)
+            )
         except sqlite3.Error as err:
             self._write_failed(err)
             return None
@@ -327,40 +354,41 @@ class Cache:
     def maybe_prune(self) -> Pruned | None:
         """Prune with the default limits if the last prune was a day ago or more, sparing what
         was used within the last day; never waits for another scan."""
-        if not due(self._db, now()):
+        stamp = now()
+        if not self._reading(lambda db: due(db, stamp)):
             return None
         return self.prune(MAX_AGE_DAYS, MAX_BYTES, spare_days=1.0, wait=False)
 
-    def _write(self, statements: list[tuple[str, list[Any] | None]]) -> None:
-        """Run statements (``executemany`` with rows, else ``execute``) in one transaction.
+    def _write(self, statements: list[tuple[str, list[Any] | None]]) -> bool:
+        """Run statements (``executemany`` with rows, else ``execute``) in one transaction;
+        ``False`` if it failed.
 
         A write that fails (read-only file system, disk full, a lock held past the timeout)
-        becomes a warning: the scan's results do not depend on the cache being updated.
-        Statements without rows are left out, and with none left no transaction is begun.
+        becomes a warning: the scan's results do not depend on the cache being updated. One that
+        finds the file broken has it moved aside and rebuilt (:meth:`_reopened`), without what it
+        was to add. Statements without rows are left out, and with none left no transaction is begun.
         """
         statements = [(sql, rows) for sql, rows in statements if rows is None or rows]
         if not statements:
-            return
+            return True
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as err:
-            self._write_failed(err)
-            return
-        try:
             for sql, rows in statements:
                 if rows is None:
                     self._db.execute(sql)
                 else:
                     self._db.executemany(sql, rows)
             self._db.execute("COMMIT")
-        except sqlite3.Error as err:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            self._write_failed(err)
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise
+            return True
+        except BaseException as err:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if not isinstance(err, sqlite3.Error):
+                raise
+            if not self._reopened(err):
+                self._write_failed(err)
+            return False
 
     def _write_failed(self, err: sqlite3.Error) -> None:
         message = f"cache {self.path} was not updated ({err})"

@@ -1,13 +1,14 @@
 """What a cache file is (the store that reads and writes it: :mod:`minhashdup.engine.cache`).
 
 Its tables (:data:`SCHEMA`), how a new file gets them (:func:`create`), how ours is told from
-another SQLite file (:func:`ours`), and which rows are read as written.
+another SQLite file (:func:`ours`, :func:`check_tables`), and which rows are read as written.
 
 The cache lives on a user's disk, where a crash, a tool or a hand can damage it, and a scan
 trusts what it reads there. So what this version did not write is never used:
 
-- a file SQLite cannot read (its header) or a foreign one: the store moves it aside and starts
-  a new one, with a warning;
+- a file SQLite cannot read (its header, or a page torn midway, found when it is read), a
+  foreign one, or one whose tables are not those :data:`SCHEMA` makes (one dropped or altered):
+  the store moves it aside and starts a new one, with a warning;
 - a row whose values are not what this version writes (:func:`entry_of`, :func:`signature_of`,
   :func:`blob_of`): a value of another type, a blob of a length no array has, shingles not sorted
   and distinct (the exact check relies on both), a signature of another length than its hash
@@ -22,6 +23,7 @@ format that every user's cache would pay for with a cold scan.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 import sys
 import time
@@ -56,6 +58,14 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WIT
 # A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the shingles.
 # ``results``: scan results (:mod:`.codec`) and, keyed by 21 bytes, a scan's walk memo and result key
 # by its files' stats (:mod:`.cached`); ``meta``: last prune.
+
+#: Every table's columns (name, type, NOT NULL, place in the primary key) and every other object
+#: (index, view, trigger) of the file, SQLite's own left out.
+_LAYOUT = """
+SELECT m.type, m.name, p.name, p.type, p."notnull", p.pk FROM sqlite_master m
+    LEFT JOIN pragma_table_info(m.name) p WHERE m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+    ORDER BY m.name, p.cid
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +126,32 @@ def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.02)
+
+
+@functools.cache
+def _expected() -> tuple[tuple[Any, ...], ...]:
+    """The layout :data:`SCHEMA` makes, read from a database in memory (so no second copy of it)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        return tuple(db.execute(_LAYOUT))
+    finally:
+        db.close()
+
+
+def check_tables(db: sqlite3.Connection) -> None:
+    """Refuse a cache whose tables are not those :data:`SCHEMA` makes.
+
+    Raises:
+        sqlite3.DatabaseError: a table is missing (named) or is not as this version makes it,
+            or the file holds other objects: what the store takes for a broken file.
+    """
+    found, expected = tuple(db.execute(_LAYOUT)), _expected()
+    if found != expected:
+        missing = sorted({row[1] for row in expected} - {row[1] for row in found})
+        raise sqlite3.DatabaseError(
+            f"no table {', '.join(missing)}" if missing else "tables not as this version makes them"
+        )
 
 
 def text(data: bytes) -> str | bytes:
