@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+from collections.abc import Iterator
 
 import click
 
@@ -109,11 +111,21 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _cache(cache_dir: str | None) -> Cache:
+@contextlib.contextmanager
+def _cache(cache_dir: str | None) -> Iterator[Cache]:
+    """The cache, open, its warnings on stderr: those of opening first, then those of the
+    command (a file found broken on the way is moved aside and rebuilt, as at opening)."""
     try:
         store = Cache(cache_dir or default_dir())
     except (OSError, sqlite3.Error) as err:
         raise UsageFailure(f"cannot open the cache: {err}; check --cache-dir") from None
-    for warning in store.warnings:
+    with store:
+        _warn(store.warnings)
+        shown = len(store.warnings)
+        yield store  # a command that fails says why itself (the last warning)
+        _warn(store.warnings[shown:])
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
         click.echo(f"warning: {printable(warning)}", err=True)
-    return store

@@ -7,7 +7,10 @@ try:  # hashlib's own BLAKE2b, without hashlib's start-up cost (it loads OpenSSL
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-__all__ = ["blake2b", "content_digest"]
+__all__ = ["DIGEST_BYTES", "blake2b", "content_digest"]
+
+#: Bytes of a content digest (a cache row holding another length is damaged).
+DIGEST_BYTES = 16
 
 
 def content_digest(data: bytes) -> bytes:
@@ -20,4 +23,4 @@ def content_digest(data: bytes) -> bytes:
         >>> len(content_digest(b"package main")), content_digest(b"a") == content_digest(b"a")
         (16, True)
     """
-    return blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=DIGEST_BYTES).digest()

@@ -4,28 +4,31 @@ A file's key is a hash of everything that decides its shingles: its bytes, its n
 shebang, chooses the lexer), the shingle size, the pygments version and this cache's format: an
 unchanged file is never lexed twice, and any change that could alter its shingles misses.
 Signatures are stored per key and hash family (seed, K). WAL mode lets two scans share the cache
-and survives a scan killed at any moment; a corrupt or foreign cache file is moved aside and
-rebuilt, with a warning, never fatal. Entries record when they were last used (at most daily);
-the cache is pruned daily after a scan, or on demand (:mod:`minhashdup.engine.prune`).
+and survives a scan killed at any moment. Nothing this version did not write is used
+(:mod:`.schema`): a corrupt or foreign cache file, or one whose tables are not ours, is moved
+aside and rebuilt, with a warning, never fatal; a damaged row is read as missing, deleted, and
+replaced by what the scan computes again, with one warning counting them. Entries record when
+they were last used (at most daily); the cache is pruned daily after a scan, or on demand
+(:mod:`minhashdup.engine.prune`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
-import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygments
 
 from minhashdup._version import __version__  # a release may change tokens without a format bump
-from minhashdup.core.digest import blake2b
+from minhashdup.core.digest import DIGEST_BYTES, blake2b
+from minhashdup.engine import schema
 from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
 from minhashdup.engine.prune import run as run_prune
+from minhashdup.engine.schema import Entry
 
 if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads none
     from minhashdup.core.hashing import UInt64Array
@@ -39,49 +42,14 @@ if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads non
 #: 6: a file's stat holds its ctime (5 took a file rewritten with its mtime set back as unchanged).
 #: 7: a file with a UTF-16 or UTF-32 byte-order mark is decoded, not skipped as binary.
 CACHE_FORMAT = 7
-APPLICATION_ID = 0x4D484450  # "MHDP"
 FILE_NAME = f"cache-v{CACHE_FORMAT}.sqlite3"
 _BATCH = 500  # keys per SELECT
-#: The write-ahead log is cut back to this size after a checkpoint (it otherwise stays as big as
-#: the largest transaction, e.g. a cold scan's).
-WAL_LIMIT = 64 * 1024**2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    key BLOB PRIMARY KEY, lexer TEXT NOT NULL, tokens INTEGER NOT NULL, not_utf8 INTEGER NOT NULL,
-    skip TEXT, detail TEXT NOT NULL, shingles BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS used (key BLOB PRIMARY KEY, used REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS stats (
-    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
-    inode INTEGER NOT NULL, digest BLOB NOT NULL, used REAL NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS signatures (
-    key BLOB NOT NULL, family TEXT NOT NULL, signature BLOB NOT NULL, PRIMARY KEY (key, family)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, doc BLOB NOT NULL, used REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
-"""
-# A file entry's ``used`` has its own narrow table: marking it rewrites a few bytes, not the shingles.
-# ``results``: scan results (:mod:`.codec`) and, keyed by 21 bytes, a scan's walk memo and result key
-# by its files' stats (:mod:`.cached`); ``meta``: last prune. Rows kept: a few trees and options.
+#: Rows of ``results`` kept (:mod:`.schema`): a few trees and options.
 KEEP_RESULTS = 48
 _PRUNE_RESULTS = (
     f"DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used DESC LIMIT {KEEP_RESULTS})"
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class Entry:
-    """What the cache holds for one file: its shingles, or the reason it has none."""
-
-    shingles: UInt64Array
-    lexer: str
-    tokens: int
-    not_utf8: bool
-    skip: str | None = None
-    detail: str = ""
-    used: float = 0.0  # when the entry was last used (Unix time; refreshed at most once a day)
+T = TypeVar("T")
 
 
 def now() -> float:
@@ -105,20 +73,6 @@ def file_key(name: str, digest: bytes, shingle: int, engine: str = "fast", norm:
     return h.digest()
 
 
-def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
-    """Switch to WAL mode. The switch needs the file to itself and SQLite does not wait for
-    it (no busy handler), so while other scans hold it open, retry."""
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
-                return
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.02)
-
-
 def family_name(family: Family) -> str:
     """Name of a MinHash hash family in the signatures table."""
     return f"splitmix64:{family.seed}:{family.num_hashes}"
@@ -136,6 +90,9 @@ class Cache:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.path = os.path.join(directory, FILE_NAME)  # a str: pathlib costs a warm scan its import
         self.warnings: list[str] = []
+        self.damaged = 0  # rows read as missing (:mod:`.schema`): counted in :meth:`report`
+        self.rebuilds = 0
+        self._told: list[str] = []  # what :meth:`report` put in a scan's warnings
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
             self._db = self._open()
@@ -146,10 +103,12 @@ class Cache:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        db.text_factory = schema.text
         try:
-            if not self._ours(db):
-                self._create(db)
-            db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+            if not schema.ours(db):
+                schema.create(db, now())
+            schema.check_tables(db)
+            db.execute(f"PRAGMA journal_size_limit={schema.WAL_LIMIT}")
             db.execute("PRAGMA mmap_size=1073741824")  # read blobs from the page cache directly
             db.execute("PRAGMA synchronous=NORMAL")
             return db
@@ -157,38 +116,8 @@ class Cache:
             db.close()
             raise
 
-    @staticmethod
-    def _ours(db: sqlite3.Connection) -> bool:
-        """True for a minhashdup cache, False for a new (empty) file; raises for a foreign one."""
-        # One statement, so one snapshot: a file being created by another scan is seen
-        # either before its tables exist or after it is marked as ours, never in between.
-        app, tables = db.execute(
-            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master)"
-        ).fetchone()
-        if app != APPLICATION_ID and tables:
-            raise sqlite3.DatabaseError("not a minhashdup cache")
-        return bool(app == APPLICATION_ID)
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        """Make the tables of a new file. Two scans may start on a missing cache at once: the
-        check and the creation are one IMMEDIATE transaction, so one creates, the other sees it."""
-        db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # pruning can give pages back to the disk
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if not self._ours(db):
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)  # not executescript: it would commit first
-                db.execute("INSERT INTO meta VALUES ('pruned', ?)", (now(),))  # nothing to prune yet
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        _to_wal(db)
-
     def _rebuild(self, reason: str) -> sqlite3.Connection:
+        self.rebuilds += 1
         aside = f"{self.path}.broken-{int(time.time())}"
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
@@ -197,6 +126,44 @@ class Cache:
             f"cache {self.path} was unusable ({reason}); moved to {os.path.basename(aside)} and rebuilt"
         )
         return self._open()
+
+    def _reopened(self, err: sqlite3.Error) -> bool:
+        """After ``err``: whether it showed the file broken, as a bad header does (a torn page:
+        SQLite raises plain DatabaseError for these, a subclass for a lock, a full disk or a
+        misuse), and it was moved aside and rebuilt. Once per connection: a new file that breaks
+        at once is a disk's fault, not to be papered over."""
+        if type(err) is not sqlite3.DatabaseError or self.rebuilds:
+            return False
+        self._db.close()
+        self._db = self._rebuild(str(err))
+        return True
+
+    def _reading(self, read: Callable[[sqlite3.Connection], T]) -> T:
+        """``read(connection)``; on a file found broken midway (:meth:`_reopened`), again on the new one."""
+        try:
+            return read(self._db)
+        except sqlite3.DatabaseError as err:
+            if not self._reopened(err):
+                raise
+            return read(self._db)
+
+    def report(self, warnings: list[str]) -> None:
+        """Put this connection's warnings (:attr:`warnings`, and one line counting the damaged rows
+        read as missing) in ``warnings``, in place of those an earlier call put there: a scan that
+        extracts part by part (a dataset) tells each once, with the count at its end."""
+        for line in self._told:
+            if line in warnings:
+                warnings.remove(line)
+        n = self.damaged
+        damaged = f"cache {self.path}: {n} damaged {'entry' if n == 1 else 'entries'} ignored and replaced"
+        self._told = [*self.warnings, *([f"{damaged} (lexed or computed again)"] if n else [])]
+        warnings.extend(self._told)
+
+    def _discard(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Count damaged rows and delete them (``sql``: a DELETE of one, by its key), so that the
+        next scan does not meet them even where this one stores nothing in their place."""
+        self.damaged += len(rows)
+        self._write([(sql, rows)])
 
     def __enter__(self) -> Cache:
         return self
@@ -209,15 +176,22 @@ class Cache:
         self._db.close()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Entry]:
-        """The entries present for ``keys`` (with when each was last used)."""
+        """The entries present for ``keys`` (with when each was last used); a damaged one
+        (:func:`.schema.entry_of`) is left out, as if missing, and deleted."""
         sql = (
-            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, coalesce(u.used, 0) FROM files f"
-            " LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
+            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, CAST(coalesce(u.used, 0) AS REAL)"
+            " FROM files f LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
         )
-        return {
-            key: Entry(_array(blob), lexer, tokens, bool(not_utf8), skip, detail, used)
-            for key, lexer, tokens, not_utf8, skip, detail, blob, used in self._select(sql, keys)
-        }
+        entries, damaged = {}, []
+        for key, *row in self._select(sql, keys):
+            entry = schema.entry_of(*row)
+            if entry is None:
+                damaged.append((key,))
+            else:
+                entries[key] = entry
+        if damaged:
+            self._discard("DELETE FROM files WHERE key = ?", damaged)
+        return entries
 
     def known(self, keys: Sequence[bytes]) -> set[bytes]:
         """Which of ``keys`` have an entry (nothing else is read)."""
@@ -256,22 +230,34 @@ class Cache:
         if statements:
             self._write(statements)
 
-    def get_signatures(self, keys: Sequence[bytes], fam: str) -> dict[bytes, UInt64Array]:
-        """Stored signatures of ``keys`` under hash family ``fam``."""
+    def get_signatures(self, keys: Sequence[bytes], family: Family) -> dict[bytes, UInt64Array]:
+        """Stored signatures of ``keys`` under ``family``; a damaged one (not of its family's
+        length) is left out, as if missing, and deleted."""
         sql = "SELECT key, signature FROM signatures WHERE family = ? AND key IN ({})"
-        return {key: _array(blob) for key, blob in self._select(sql, keys, fam)}
+        fam, found, damaged = family_name(family), {}, []
+        for key, blob in self._select(sql, keys, fam):
+            signature = schema.signature_of(blob, family.num_hashes)
+            if signature is None:
+                damaged.append((key, fam))
+            else:
+                found[key] = signature
+        if damaged:
+            self._discard("DELETE FROM signatures WHERE key = ? AND family = ?", damaged)
+        return found
 
-    def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], fam: str) -> None:
-        """Store signatures under hash family ``fam`` (one transaction)."""
+    def put_signatures(self, items: Iterable[tuple[bytes, UInt64Array]], family: Family) -> None:
+        """Store signatures under ``family`` (one transaction)."""
+        fam = family_name(family)
         rows = [(key, fam, sig.astype("<u8").tobytes()) for key, sig in items]
         self._write([("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)", rows)])
 
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, int, bytes, float]]:
-        """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, used FROM stats WHERE path IN ({})"
+        """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen (a row
+        without a 16-byte digest is left out: the file is read and its row replaced)."""
+        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, CAST(used AS REAL) FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
-        return {os.fsdecode(row[0]): row[1:] for row in rows}
+        return {os.fsdecode(row[0]): row[1:] for row in rows if len(schema.blob_of(row[5]) or b"") == DIGEST_BYTES}
 
     def put_stats(self, rows: Iterable[tuple[str, int, int, int, int, bytes]]) -> None:
         """Remember ``(path, size, mtime_ns, ctime_ns, inode, digest)`` rows, used now (one transaction)."""
@@ -280,9 +266,21 @@ class Cache:
         self._write([("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", encoded)])
 
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
-        """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or ``None``."""
-        row = self._db.execute("SELECT doc, used FROM results WHERE key = ?", (key,)).fetchone()
-        return None if row is None else (bytes(row[0]), float(row[1]))
+        """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or
+        ``None``; a damaged one (not a blob) is deleted (:meth:`discard_result`)."""
+        rows = self._query("SELECT doc, CAST(used AS REAL) FROM results WHERE key = ?", (key,))
+        if not rows:
+            return None
+        doc = schema.blob_of(rows[0][0])
+        if doc is None:
+            self.discard_result(key)
+            return None
+        return doc, rows[0][1]
+
+    def discard_result(self, key: bytes) -> None:
+        """Count the stored result of ``key`` as damaged and delete it (a scan that meets one
+        computes afresh and, warned, keeps nothing: the next scan stores it anew)."""
+        self._discard("DELETE FROM results WHERE key = ?", [(key,)])
 
     def put_result(self, key: bytes, doc: bytes) -> None:
         """Store a scan result; only the :data:`KEEP_RESULTS` most recent are kept."""
@@ -293,42 +291,46 @@ class Cache:
             ]
         )
 
-    def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> Iterator[tuple[Any, ...]]:
+    def _select(self, sql: str, keys: Sequence[Any], *leading: Any) -> list[tuple[Any, ...]]:
         """Rows of ``sql`` (whose ``IN ({})`` takes the keys), in batches of :data:`_BATCH` keys."""
+        rows: list[tuple[Any, ...]] = []
         for start in range(0, len(keys), _BATCH):
             chunk = list(keys[start : start + _BATCH])
-            yield from self._db.execute(sql.format(",".join("?" * len(chunk))), [*leading, *chunk])
+            rows += self._query(sql.format(",".join("?" * len(chunk))), [*leading, *chunk])
+        return rows
+
+    def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._reading(lambda db: db.execute(sql, parameters).fetchall())
 
     def info(self) -> dict[str, object]:
         """Where the cache is, how many entries it holds and how big it is."""
-        files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
-        sigs = self._db.execute("SELECT count(*) FROM signatures").fetchone()[0]
-        results = self._db.execute("SELECT count(*) FROM results WHERE length(key) = 20").fetchone()[0]
+        counts = self._reading(
+            lambda db: [
+                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("files", "signatures", "results WHERE length(key) = 20")
+            ]
+        )
         return {
             "path": str(self.path),
-            "files": files,
-            "signatures": sigs,
-            "results": results,
+            "files": counts[0],
+            "signatures": counts[1],
+            "results": counts[2],
             "bytes": disk_bytes(self.path),
             "format": CACHE_FORMAT,
             "pygments": pygments.__version__,
         }
 
     def clear(self) -> bool:
-        """Drop every entry and give the space back; ``False`` if the file could not be written."""
-        before = len(self.warnings)
-        self._write(
-            [
-                ("DELETE FROM files", None),
-                ("DELETE FROM used", None),
-                ("DELETE FROM signatures", None),
-                ("DELETE FROM stats", None),
-                ("DELETE FROM results", None),
-            ]
-        )
-        with contextlib.suppress(sqlite3.Error):
-            self._db.execute("VACUUM")
-        return len(self.warnings) == before
+        """Drop every entry and give the space back; ``False`` if the file could not be written.
+        A file found broken on the way is moved aside and rebuilt (:meth:`_reopened`): empty too."""
+        rebuilds = self.rebuilds
+        tables = ("files", "used", "signatures", "stats", "results")
+        done = self._write([(f"DELETE FROM {table}", None) for table in tables])
+        try:
+            self._db.execute("VACUUM")  # reads what is left too: a torn page of ``meta`` shows here
+        except sqlite3.Error as err:
+            self._reopened(err)  # broken: rebuilt; busy (another scan reads): its pages stay in the file
+        return done or self.rebuilds > rebuilds
 
     def prune(
         self,
@@ -340,8 +342,11 @@ class Cache:
         """:func:`minhashdup.engine.prune.run` on this cache: what was dropped, or ``None`` if nothing
         was done (the reason of a failed write is in :attr:`warnings`). Raises ConfigError for
         a negative limit."""
+        stamp = now()
         try:
-            return run_prune(self._db, self.path, CACHE_FORMAT, now(), older_than_days, max_bytes, spare_days, wait)
+            return self._reading(
+                lambda db: run_prune(db, self.path, CACHE_FORMAT, stamp, older_than_days, max_bytes, spare_days, wait)
+            )
         except sqlite3.Error as err:
             self._write_failed(err)
             return None
@@ -349,50 +354,43 @@ class Cache:
     def maybe_prune(self) -> Pruned | None:
         """Prune with the default limits if the last prune was a day ago or more, sparing what
         was used within the last day; never waits for another scan."""
-        if not due(self._db, now()):
+        stamp = now()
+        if not self._reading(lambda db: due(db, stamp)):
             return None
         return self.prune(MAX_AGE_DAYS, MAX_BYTES, spare_days=1.0, wait=False)
 
-    def _write(self, statements: list[tuple[str, list[Any] | None]]) -> None:
-        """Run statements (``executemany`` with rows, else ``execute``) in one transaction.
+    def _write(self, statements: list[tuple[str, list[Any] | None]]) -> bool:
+        """Run statements (``executemany`` with rows, else ``execute``) in one transaction;
+        ``False`` if it failed.
 
         A write that fails (read-only file system, disk full, a lock held past the timeout)
-        becomes a warning: the scan's results do not depend on the cache being updated.
-        Statements without rows are left out, and with none left no transaction is begun.
+        becomes a warning: the scan's results do not depend on the cache being updated. One that
+        finds the file broken has it moved aside and rebuilt (:meth:`_reopened`), without what it
+        was to add. Statements without rows are left out, and with none left no transaction is begun.
         """
         statements = [(sql, rows) for sql, rows in statements if rows is None or rows]
         if not statements:
-            return
+            return True
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as err:
-            self._write_failed(err)
-            return
-        try:
             for sql, rows in statements:
                 if rows is None:
                     self._db.execute(sql)
                 else:
                     self._db.executemany(sql, rows)
             self._db.execute("COMMIT")
-        except sqlite3.Error as err:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            self._write_failed(err)
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise
+            return True
+        except BaseException as err:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if not isinstance(err, sqlite3.Error):
+                raise
+            if not self._reopened(err):
+                self._write_failed(err)
+            return False
 
     def _write_failed(self, err: sqlite3.Error) -> None:
         message = f"cache {self.path} was not updated ({err})"
         if message not in self.warnings:
             self.warnings.append(message)
-
-
-def _array(blob: bytes) -> UInt64Array:
-    """Stored little-endian words as a (read-only) uint64 array, copied only on big-endian."""
-    import numpy as np
-
-    words = np.frombuffer(blob, dtype="<u8")
-    return words if sys.byteorder == "little" else words.astype(np.uint64)

@@ -30,9 +30,9 @@ from minhashdup._version import __version__
 from minhashdup.config import Config
 from minhashdup.core.digest import blake2b, content_digest
 from minhashdup.engine.base import Extractor
-from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, family_name, file_key
-from minhashdup.engine.cache import Entry as CacheEntry
-from minhashdup.engine.codec import STORED_SCHEMA, decode_result, encode_result, storable
+from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, file_key
+from minhashdup.engine.codec import STORED_SCHEMA, decoded, encode_result, storable
+from minhashdup.engine.schema import Entry as CacheEntry
 from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
@@ -65,10 +65,8 @@ def session(config: Config, warnings: list[str]) -> Iterator[CachedFiles | None]
         warnings.append(f"cache {directory} cannot be used ({err}); scanning without it")
         yield None
         return
-    try:
+    with store:
         yield CachedFiles(store, config)
-    finally:
-        store.close()
 
 
 class CachedFiles:
@@ -111,7 +109,7 @@ class CachedFiles:
             changed = self._put(files, keys, found, misses)
             warnings.extend(changed_warnings([files[i].path for i in changed]))
             self.store.maybe_prune()  # at most once a day: the cache stays bounded
-            warnings.extend(self.store.warnings)  # from opening (a rebuilt file) and from failed writes
+            self.store.report(warnings)  # a rebuilt file, failed writes, damaged rows: once each
             # A run that warned is not kept: a rebuilt cache, workers that could not start, a file
             # that changed during the scan (its result mixes the content of two moments).
             self._settled = len(warnings) == before
@@ -127,32 +125,35 @@ class CachedFiles:
         keys. A replay uses every file entry of the scan: those last marked used a day ago or
         more are marked used now, with the result, so that a tree replayed daily is never pruned."""
         self._stats_key = stats_key(self.config, files, skips)
-        quick = self._by_stats(self._stats_key)
-        if quick is not None:
-            return decode_result(quick, self.config.params())
+        if (quick := self._by_stats(self._stats_key)) is not None:
+            return quick
         missed()
         keys = self.keys(files)
         self._result_key = result_key(self.config, files, keys, skips)
         stored = self.store.get_result(self._result_key)
-        if stored is None:
+        if stored is None or (result := self._decoded(self._result_key, stored[0])) is None:
             return None
         self._held = {}  # nothing will be lexed
-        doc, used = stored
-        if self.store.stale(used):
+        if self.store.stale(stored[1]):
             self.store.touch([k for k in keys if k is not None], result=self._result_key)
         self._point()
-        result = decode_result(doc, self.config.params())
         self.store.maybe_prune()
         return result
 
-    def _by_stats(self, key: bytes) -> bytes | None:
+    def _by_stats(self, key: bytes) -> Result | None:
         """The stored result a :func:`stats_key` leads to, unless due to be marked used (:meth:`replay`)."""
         pointer = self.store.get_result(key)
         stored = None if pointer is None else self.store.get_result(pointer[0])
         if pointer is None or stored is None or self.store.stale(pointer[1]) or self.store.stale(stored[1]):
             return None
-        self._held, self._result_key = {}, pointer[0]
-        return stored[0]
+        self._held, self._result_key = {}, pointer[0]  # if damaged, :meth:`replay` sets both anew
+        return self._decoded(pointer[0], stored[0])
+
+    def _decoded(self, key: bytes, doc: bytes) -> Result | None:
+        """The result stored under ``key``, or ``None`` if it is damaged (then deleted)."""
+        if (result := decoded(doc, self.config.params())) is None:
+            self.store.discard_result(key)
+        return result
 
     def _point(self) -> None:
         """Keep the result's key under the files' :func:`stats_key` if :func:`file_keys` paired every stat."""
@@ -187,14 +188,13 @@ class CachedFiles:
         stored without this scan's hash family gets its signature now, and stored."""
         known = [k for k in keys if k is not None]
         entries = self.store.get_many(known)
-        fam = family_name(self.family)
-        sigs = self.store.get_signatures([k for k in known if k in entries], fam)
+        sigs = self.store.get_signatures([k for k in known if k in entries], self.family)
         self.store.touch([k for k, e in entries.items() if self.store.stale(e.used)])  # a hit is a use
         unsigned = [k for k in dict.fromkeys(known) if k in entries and k not in sigs and entries[k].skip is None]
         if unsigned:
             made = list(zip(unsigned, self.family.sign([entries[k].shingles for k in unsigned]), strict=True))
             sigs.update(made)
-            self.store.put_signatures(made, fam)  # one transaction, not one per file
+            self.store.put_signatures(made, self.family)  # one transaction, not one per file
         results: list[Extracted | None] = [None] * len(keys)
         for i, key in enumerate(keys):
             if key is not None and key in entries:
@@ -247,7 +247,7 @@ class CachedFiles:
             if item.signature is not None:
                 sigs.append((key, item.signature))
         self.store.put_many(entries)
-        self.store.put_signatures(sigs, family_name(self.family))
+        self.store.put_signatures(sigs, self.family)
         return changed
 
 

@@ -65,6 +65,20 @@ def decode_result(blob: bytes, params: dict[str, Any]) -> Result:
     return Result(params=params, **{name: from_json(doc[name]) for name, _, from_json in FIELDS})
 
 
+def decoded(blob: bytes, params: dict[str, Any]) -> Result | None:
+    """:func:`decode_result`, or ``None`` for bytes that are not a stored result: damaged (zlib's
+    checksum catches a changed bit), or written otherwise than :data:`FIELDS` reads.
+
+    Example:
+        >>> decoded(b"x", {}) is None
+        True
+    """
+    try:
+        return decode_result(blob, params)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, zlib.error):
+        return None
+
+
 def storable(result: Result) -> bool:
     """Whether a result may be replayed: not when a file failed for a passing reason (a read
     error, a worker that died). :meth:`.cached.CachedFiles.keep` also keeps nothing of a run that
