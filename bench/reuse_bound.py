@@ -1,0 +1,128 @@
+"""What reusing an earlier version's lex could save on four Go releases (issue 17's 2.3x).
+
+    python bench/reuse_bound.py                      # /work/gotree/releases and its go-1.27.3
+    python bench/reuse_bound.py --releases DIR --one DIR/go-1.27.3/go/src --rounds 4
+
+Over the distinct contents of every ``*.go`` file, in the scan's order (by file name and folder,
+then path: each version after the one before it, :func:`minhashdup.source.fastlex.splice.family`):
+
+1. characters: all of them, what the tail splice leaves to lex (a version less the tail it shares
+   with the one before), and what taking the common prefix too would leave (a bound: no sound
+   method reaches it), and how much of that prefix lies before the earlier version's first string
+   literal, block comment or run of blank lines (where a sound prefix reuse would have to stop,
+   as those tokens' match attempts may read past the prefix);
+2. the lexing time of the versions with an earlier one, in one process, whole against with the
+   tail taken (the fast engine, ``significant_tokens_after``), alternated ``--rounds`` times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import re
+import time
+from pathlib import Path
+
+from pygments.lexers.go import GoLexer
+
+from minhashdup.source.fastlex import FastLexer
+from minhashdup.source.fastlex.splice import Lexed, family, shared_tail
+from minhashdup.source.walk import walk
+
+RELEASES = Path("/work/gotree/releases")
+#: What a sound prefix reuse could not pass on Go: a string, a raw string, a block comment, or
+#: whitespace over a line end (its match attempts may read any distance ahead).
+_OPEN = re.compile(r'["`]|/\*|\n[ \t]*\n|[ \t]+\n')
+
+
+def versions(root: str) -> list[tuple[str, str]]:
+    """The distinct contents of ``root``'s ``*.go`` files in the scan's order, with their family."""
+    files = walk([root], include=["*.go"]).files
+    seen: set[bytes] = set()
+    out = []
+    for key, _, real in sorted((family(f.path), f.path, f.real) for f in files):
+        data = Path(real).read_bytes()
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        if digest not in seen:
+            seen.add(digest)
+            out.append((key, data.decode("utf-8", "replace")))
+    return out
+
+
+def shared_head(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        k = (low + high + 1) // 2
+        low, high = (k, high) if a[:k] == b[:k] else (low, k - 1)
+    return low
+
+
+def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
+    """All characters, those the tail splice lexes, those a head-and-tail reuse would, the
+    common prefixes, and the part of them before the earlier version's first open token."""
+    total = tail = both = head = sound = 0
+    last: dict[str, str] = {}
+    for key, text in texts:
+        total += len(text)
+        base = last.get(key)
+        last[key] = text
+        if base is None:
+            tail += len(text)
+            both += len(text)
+            continue
+        rest = len(text) - shared_tail(text, base)
+        prefix = min(shared_head(text, base), rest)
+        opened = _OPEN.search(base)
+        tail += rest
+        both += rest - prefix
+        head += prefix
+        sound += min(prefix, opened.start() if opened else prefix)
+    return total, tail, both, head, sound
+
+
+def lex_times(texts: list[tuple[str, str]], rounds: int) -> None:
+    """Lex the versions with an earlier one whole, and with the tail taken, alternated."""
+    fast = FastLexer(GoLexer(stripnl=False, ensurenl=True))
+    bases: dict[str, Lexed | None] = {}
+    pairs = []
+    for key, text in texts:
+        _, lexed = fast.significant_tokens_after(text, None, True)
+        if key in bases:
+            pairs.append((text, bases[key]))
+        bases[key] = lexed
+    print(f"{len(pairs)} versions with an earlier one, {sum(len(t) for t, _ in pairs) / 1e6:.1f} M characters")
+    gc.disable()
+    for turn in range(rounds):
+        for taken in (False, True) if turn % 2 == 0 else (True, False):
+            start, tokens = time.process_time(), 0
+            for text, base in pairs:
+                if taken:
+                    lexed = fast.significant_tokens_after(text, base, True)[1]
+                    tokens += lexed.taken if lexed is not None else 0
+                else:
+                    fast.significant_tokens(text)
+            label = f"tail taken ({tokens} tokens)" if taken else "whole"
+            print(f"round {turn + 1}: {label}: {time.process_time() - start:.2f} s CPU")
+    gc.enable()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--releases", type=Path, default=RELEASES)
+    parser.add_argument("--one", type=Path, default=RELEASES / "go-1.27.3" / "go" / "src")
+    parser.add_argument("--rounds", type=int, default=4)
+    args = parser.parse_args()
+    one = sum(len(t) for _, t in versions(str(args.one)))
+    texts = versions(str(args.releases))
+    total, tail, both, head, sound = characters(texts)
+    print(f"one release: {one / 1e6:.1f} M characters of distinct contents")
+    print(f"four: {total / 1e6:.1f} M ({total / one:.2f}x); tail splice lexes {tail / 1e6:.1f} M ({tail / one:.2f}x)")
+    print(f"head and tail (a bound): {both / 1e6:.1f} M ({both / one:.2f}x)")
+    print(f"common prefixes {head / 1e6:.1f} M, of which before the first open token {sound / 1e6:.1f} M")
+    lex_times(texts, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
