@@ -92,6 +92,8 @@ ROWS: dict[str, tuple[Damage | str, int]] = {
     "signature not whole words": (f"UPDATE signatures SET signature = x'78' WHERE key = {FIRST}", 0),
     "signature of another length": (f"UPDATE signatures SET signature = substr(signature, 9) WHERE key = {FIRST}", 0),
     "three rows": ("UPDATE files SET skip = 'nonsense' WHERE key IN (SELECT key FROM files LIMIT 3)", 3),
+    # Only no-lexer verdicts are stored: a row saying gitignored would hide the file from a gate.
+    "a skip never stored": (f"UPDATE files SET skip = 'gitignored', shingles = x'' WHERE key = {FIRST}", 1),
 }
 
 
@@ -281,3 +283,59 @@ def test_scans_sharing_a_damaged_cache_replace_rows_and_keep_the_file(root: Path
         assert other.execute("SELECT count(*) FROM files").fetchone()[0] == FILES
     finally:
         other.close()
+
+
+def _query(cache: Path, sql: str, *args: Any) -> tuple[Any, ...]:
+    db = sqlite3.connect(cache / FILE_NAME)
+    try:
+        return tuple(db.execute(sql, args).fetchone())
+    finally:
+        db.close()
+
+
+def _edit_schema(cache: Path, table: str, sql: str) -> None:
+    db = sqlite3.connect(cache / FILE_NAME, isolation_level=None)
+    try:
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_schema SET sql = ? WHERE name = ?", (sql, table))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("table", ["used", "results", "stats", "meta"])
+def test_a_null_time_is_read_as_long_ago_not_an_internal_error(root: Path, tmp_path: Path, table: str) -> None:
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    column, where = ("value", "name = 'pruned'") if table == "meta" else ("used", "1")
+    # NOT NULL taken off the table, a NULL written, NOT NULL put back (as a tool on the file could).
+    [original] = _query(cache, "SELECT sql FROM sqlite_schema WHERE name = ?", table)
+    _edit_schema(cache, table, original.replace("NOT NULL", ""))
+    _damage(cache, f"UPDATE {table} SET {column} = NULL WHERE {where}")
+    _edit_schema(cache, table, original)
+    for args in ((), ("-t", "0.45")):  # the stored result, then every row
+        code, doc, err = _scan(root, cache, *args)
+        assert code == ExitCode.OK and "Traceback" not in err, err
+        assert _run_free(doc) == _uncached(root, tmp_path, *args)
+    code, _, err = run("cache", "prune", "--max-size", "1000", "--cache-dir", str(cache))
+    assert code == ExitCode.OK, err
+
+
+def test_a_torn_cache_that_cannot_be_made_anew_leaves_the_scan_without_one(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from minhashdup.engine.cache import Cache
+
+    cache = tmp_path / "cache"
+    _scan(root, cache)
+    _tear_a_page(cache)
+    opened = Cache._open
+
+    def full_disk(self: Cache) -> sqlite3.Connection:
+        if self.rebuilds:  # the new file, after the torn one was moved aside
+            raise sqlite3.OperationalError("database or disk is full")
+        return opened(self)
+
+    monkeypatch.setattr(Cache, "_open", full_disk)
+    code, doc, err = _scan(root, cache, "-t", "0.45")
+    assert code == ExitCode.OK and _run_free(doc) == _uncached(root, tmp_path, "-t", "0.45")
+    assert any("cannot be rebuilt (database or disk is full); scanning without it" in w for w in _warnings(err))

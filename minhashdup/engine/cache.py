@@ -135,7 +135,11 @@ class Cache:
         if type(err) is not sqlite3.DatabaseError or self.rebuilds:
             return False
         self._db.close()
-        self._db = self._rebuild(str(err))
+        try:
+            self._db = self._rebuild(str(err))
+        except sqlite3.Error as failed:  # no room for a new file, say: the scan goes on without one
+            self.warnings.append(f"cache {self.path} cannot be rebuilt ({failed}); scanning without it")
+            self._db = schema.scratch(now())
         return True
 
     def _reading(self, read: Callable[[sqlite3.Connection], T]) -> T:
@@ -254,7 +258,7 @@ class Cache:
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, int, bytes, float]]:
         """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen (a row
         without a 16-byte digest is left out: the file is read and its row replaced)."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, CAST(used AS REAL) FROM stats WHERE path IN ({})"
+        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, ifnull(used+0.0,0) FROM stats WHERE path IN ({})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
         return {os.fsdecode(row[0]): row[1:] for row in rows if len(schema.blob_of(row[5]) or b"") == DIGEST_BYTES}
@@ -268,7 +272,7 @@ class Cache:
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
         """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or
         ``None``; a damaged one (not a blob) is deleted (:meth:`discard_result`)."""
-        rows = self._query("SELECT doc, CAST(used AS REAL) FROM results WHERE key = ?", (key,))
+        rows = self._query("SELECT doc, CAST(coalesce(used, 0) AS REAL) FROM results WHERE key = ?", (key,))
         if not rows:
             return None
         doc = schema.blob_of(rows[0][0])

@@ -34,11 +34,11 @@ _BATCH = 500  # keys per DELETE
 # Each entry's payload in bytes, least recently used first; files count their signatures. ``used``
 # as a number: a damaged one (a text) is then 0, the oldest, not a value Python cannot compare.
 _BY_USE = """
-SELECT 0, u.key, CAST(u.used AS REAL), length(f.shingles) + length(f.key) + 64
+SELECT 0, u.key, CAST(coalesce(u.used, 0) AS REAL), length(f.shingles) + length(f.key) + 64
     + (SELECT coalesce(sum(length(s.signature) + length(s.family) + 32), 0) FROM signatures s WHERE s.key = u.key)
     FROM used u JOIN files f ON f.key = u.key
-UNION ALL SELECT 1, path, CAST(used AS REAL), length(path) + 64 FROM stats
-UNION ALL SELECT 2 + (length(key) != 20), key, CAST(used AS REAL), length(doc) + 32 FROM results
+UNION ALL SELECT 1, path, CAST(coalesce(used, 0) AS REAL), length(path) + 64 FROM stats
+UNION ALL SELECT 2 + (length(key) != 20), key, CAST(coalesce(used, 0) AS REAL), length(doc) + 32 FROM results
 ORDER BY 3, 1, 2
 """
 
@@ -151,7 +151,8 @@ def disk_bytes(path: str) -> int:
 def due(db: sqlite3.Connection, now: float) -> bool:
     """Whether the automatic prune is due: the last one was a :data:`DAY` ago or more (or the
     clock went back that much)."""
-    row = db.execute("SELECT CAST(value AS REAL) FROM meta WHERE name = 'pruned'").fetchone()  # damaged: 0, due
+    # Damaged (a text, a NULL): 0, so due.
+    row = db.execute("SELECT CAST(coalesce(value, 0) AS REAL) FROM meta WHERE name = 'pruned'").fetchone()
     return row is None or abs(now - row[0]) >= DAY
 
 

@@ -12,7 +12,8 @@ trusts what it reads there. So what this version did not write is never used:
 - a row whose values are not what this version writes (:func:`entry_of`, :func:`signature_of`,
   :func:`blob_of`): a value of another type, a blob of a length no array has, shingles not sorted
   and distinct (the exact check relies on both), a signature of another length than its hash
-  family's, a skip reason this version does not know. Such a row is read as missing: the file is
+  family's, a skip reason other than ``no-lexer`` (the only one stored: a row saying
+  ``gitignored`` would hide a file from a gate). Such a row is read as missing: the file is
   lexed again and the row replaced; the store counts them for one warning.
 
 A value of the right shape and the wrong content (a bit flipped inside a shingle array, a
@@ -29,7 +30,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from minhashdup.result import REASONS
+from minhashdup.result import SkipReason
 
 if TYPE_CHECKING:  # numpy only where arrays are read: a replayed scan reads none
     from minhashdup.core.hashing import UInt64Array
@@ -93,6 +94,15 @@ def ours(db: sqlite3.Connection) -> bool:
     return bool(app == APPLICATION_ID)
 
 
+def scratch(now: float) -> sqlite3.Connection:
+    """An empty cache in memory, for a scan whose cache file broke midway and could not be made
+    anew (a full disk): it goes on as without a cache."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.executescript(SCHEMA)  # as create does, but for WAL mode, which a database in memory never takes
+    db.execute("INSERT INTO meta VALUES ('pruned', ?)", (now,))
+    return db
+
+
 def create(db: sqlite3.Connection, stamp: float) -> None:
     """Make the tables of a new file (last pruned at ``stamp``). Two scans may start on a missing
     cache at once: the check and the creation are one IMMEDIATE transaction, so one creates, the
@@ -120,12 +130,15 @@ def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
     deadline = time.monotonic() + patience
     while True:
         try:
-            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
-                return
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         except sqlite3.OperationalError:
             if time.monotonic() > deadline:
                 raise
-        time.sleep(0.02)
+            time.sleep(0.02)
+            continue
+        if mode != "wal":  # a file system without WAL answers with the mode it keeps: no use waiting
+            raise sqlite3.OperationalError(f"cannot use WAL mode there (journal mode {mode})")
+        return
 
 
 @functools.cache
@@ -169,7 +182,7 @@ def entry_of(lexer: Any, tokens: Any, not_utf8: Any, skip: Any, detail: Any, blo
     it is not one this version writes (see the module's docstring)."""
     if type(lexer) is not str or type(detail) is not str or type(tokens) is not int or tokens < 0:
         return None
-    if not_utf8 not in (0, 1) or (skip is not None and skip not in REASONS):
+    if not_utf8 not in (0, 1) or skip not in (None, SkipReason.NO_LEXER.value):  # the only skip stored
         return None
     shingles = words(blob)
     if shingles is None or (skip is not None and len(shingles)):  # a file skipped has no shingles
