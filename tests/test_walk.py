@@ -267,11 +267,12 @@ def test_a_named_folder_that_ignore_rules_leave_out_is_scanned(make_tree: TreeFa
     repo = _named_root_repo(make_tree, "/build\n*.tmp\nbuild/\n")
     result = walk([str(repo / "build" / "sub")])
     files, skips = _relative(result, repo / "build" / "sub")
-    assert files == ["a.go", "build/deep.go"]  # build/ left out the root: not applied under it either
-    assert skips == {"x.tmp": SkipReason.GITIGNORED}  # other rules of the same file still apply
+    assert files == ["a.go"]
+    # As in ripgrep, the name rule build/ still leaves out a build/ inside the root, and other rules apply.
+    assert skips == {"x.tmp": SkipReason.GITIGNORED, "build": SkipReason.GITIGNORED}
     assert [w for w in result.warnings if "scanned as named" in w] == [
-        f"{os.path.realpath(repo / 'build' / 'sub')}: scanned as named on the command line: ignore rules"
-        f" '/build' in {os.path.realpath(repo / '.gitignore')} and 1 more leave it out, not applied under it"
+        f"{os.path.realpath(repo / 'build' / 'sub')}: scanned as named on the command line, though ignore"
+        f" rules '/build' in {os.path.realpath(repo / '.gitignore')} and 1 more leave it out"
     ]
     vendored = walk([str(repo / "vendor" / "lib")])  # .git/info/exclude's rules too
     assert _relative(vendored, repo / "vendor" / "lib")[0] == ["v.go"]
@@ -292,3 +293,30 @@ def test_a_named_folder_that_no_rule_leaves_out_is_walked_by_every_rule(make_tre
     skips = {"data.bin": SkipReason.GITIGNORED, "only.txt": SkipReason.GITIGNORED}
     assert _relative(result, repo / "src") == ([".gitignore", "a.go"], skips)
     assert not [w for w in result.warnings if "scanned as named" in w]
+
+
+def test_a_named_root_is_checked_against_the_rules_above_it_by_re2(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python's re backtracks for minutes on this rule against a deep path (a pattern's own
+    # match_file uses it); RE2, which the walk's specs use, matches in linear time.
+    from pathspec.pattern import RegexPattern
+
+    def backtracking(self: Any, file: str) -> None:
+        raise AssertionError(f"{self.pattern!r} matched by Python's re")
+
+    monkeypatch.setattr(RegexPattern, "match_file", backtracking)
+    deep = "/".join(["a"] * 40)
+    repo = make_tree({".gitignore": "a/\n" + "**/a/" * 10 + "b\n", f"{deep}/x.go": GO}, root="repo")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = walk([str(repo / deep)])
+    assert _relative(result, repo / deep)[0] == ["x.go"]
+
+
+def test_a_named_root_whose_name_is_not_utf8_is_walked(make_tree: TreeFactory) -> None:
+    repo = make_tree({".gitignore": "*.tmp\n"}, root="repo")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    odd = os.path.join(os.fsencode(repo), b"src\xfe")
+    os.mkdir(odd)
+    Path(os.fsdecode(odd), "a.go").write_text(GO)
+    assert [Path(p).name for p in _files(walk([os.fsdecode(odd)]))] == ["a.go"]

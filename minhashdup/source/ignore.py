@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.safeio import git_lines, read_rules_file
+from minhashdup.source.safeio import git_lines, posix_class, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
 if TYPE_CHECKING:  # imported when first compiling: a warm scan, its walk remembered, needs none of it
@@ -140,36 +139,6 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
         raise ConfigError("{0}: {why}", name, why=str(exc)) from None
 
 
-def posix_class(glob: str) -> bool:
-    """Whether ``glob`` holds a POSIX class (``[:alpha:]``) in a bracket set, which pathspec
-    reads as another set. Outside a set, as in git, ``\\`` makes the next character literal:
-    ``\\[[:x:]]`` is ``[``, the set of ``:`` and ``x``, then ``]``. In a set, ``\\[:alpha:]``
-    counts: git reads ``[`` there, but RE2 a backslash and the class.
-
-    Example:
-        >>> posix_class("[[:alpha:]]*.py"), posix_class("x[!][:digit:]]"), posix_class("\\\\[[:x:]]")
-        (True, True, False)
-    """
-    i, end = 0, len(glob)
-    while i < end:
-        if glob[i] != "[":
-            i += 2 if glob[i] == "\\" else 1
-            continue
-        i += 2 if glob.startswith(("[!", "[^"), i) else 1
-        i += glob.startswith("]", i)  # first in a set, ] is a member
-        while i < end and glob[i] != "]":  # up to git's end of the set (pathspec's is there or before)
-            i += glob[i] == "\\"
-            if _POSIX_CLASS.match(glob, i):
-                return True
-            i += 1
-        i += 1
-    return False
-
-
-#: A POSIX class where it starts.
-_POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")
-
-
 def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     """gitignore patterns as pathspec matches them (:func:`inside`).
 
@@ -256,27 +225,42 @@ def root_rules(
 
 
 def named_root(chain: Sequence[Ignore], root_real: str, warnings: list[str]) -> tuple[Ignore, ...]:
-    """The ignore files in force at a root, less the rules that leave out the root or a folder
-    above it: a folder named on the command line is scanned, as a file named there is (``scan
-    .venv/lib/x`` where ``.venv/`` is ignored), with a warning. Such a rule is not applied under
-    the root at all (``build/`` above it and inside it): more files are scanned, never fewer.
-    Nothing changes where the root is not left out."""
+    """The ignore files in force at a root, where they leave out the root or a folder above it:
+    a folder named on the command line is scanned, as a file named there is (``scan .venv/lib/x``
+    where ``.venv/`` is ignored), with a warning. A rule that does is applied only to what lies
+    inside the root, as ripgrep does: a name (``build/``) to the folders of that name inside it
+    (:func:`_inside`), a path (``/build``) not at all. Nothing changes where the root is not left out."""
     verdict = False
     for ignore in chain:  # the root as _ignored judges an entry: the last decisive match wins
         result = ignore.spec.check_file(ignore.prefix) if ignore.prefix else None
         verdict = verdict if result is None or result.include is None else bool(result.include)
     if not verdict:
         return tuple(chain)
-    kept, dropped = [], []
+    kept, dropped = [], list[str]()
     for ignore in chain:
-        blanket = [p for p in ignore.spec.patterns if p.include and ignore.prefix and p.match_file(ignore.prefix)]
-        dropped += [f"{p.pattern!r} in {ignore.path}" for p in blanket]
-        rest = [p for p in ignore.spec.patterns if p not in blanket]
-        kept.append(ignore._replace(spec=type(ignore.spec)(rest, backend=BACKEND)) if blanket else ignore)
+        spec, patterns, before = type(ignore.spec), [], len(dropped)
+        for p in ignore.spec.patterns:  # each matched by RE2 on its own: pathspec's own uses re
+            if p.include and ignore.prefix and spec([p], backend=BACKEND).match_file(ignore.prefix):
+                dropped.append(f"{p.pattern!r} in {ignore.path}")
+                patterns += _inside(str(p.pattern), ignore.prefix)
+            else:
+                patterns.append(p)
+        kept.append(ignore._replace(spec=spec(patterns, backend=BACKEND)) if len(dropped) > before else ignore)
     n = len(dropped)
     rules = f"rule {dropped[0]} leaves" if n == 1 else f"rules {dropped[0]} and {n - 1} more leave"
-    warnings.append(f"{root_real}: scanned as named on the command line: ignore {rules} it out, not applied under it")
+    warnings.append(f"{root_real}: scanned as named on the command line, though ignore {rules} it out")
     return tuple(kept)
+
+
+def _inside(pattern: str, prefix: str) -> list[Any]:
+    """A rule that leaves out a root (at ``prefix`` from its file's folder), as it applies inside
+    the root: a name (no ``/`` but a last one, or after a first ``**/``) anchored below the root
+    (``build/`` as ``/PREFIX**/build/``); a path, nothing."""
+    body = pattern.removeprefix("**/")
+    if "/" in body.rstrip("/"):
+        return []
+    below = "".join("\\" + c if c in "\\*?[" else c for c in prefix)
+    return list(_compile([f"/{below}**/{body}"]).patterns)
 
 
 def repository_folders(root_real: str) -> tuple[str, list[str]]:
@@ -327,7 +311,7 @@ def nesting_warning(too_deep: Sequence[str]) -> str:
 def prefix_of(root_real: str, folder: str) -> str:
     """``root_real`` relative to its ancestor ``folder``, as a prefix for paths relative to the root."""
     rel = os.path.relpath(root_real, folder)
-    return "" if rel == os.curdir else rel.replace(os.sep, "/") + "/"
+    return "" if rel == os.curdir else matchable(rel.replace(os.sep, "/")) + "/"
 
 
 def _read_ignore_file(
