@@ -230,11 +230,7 @@ def named_root(chain: Sequence[Ignore], root_real: str, warnings: list[str]) -> 
     where ``.venv/`` is ignored), with a warning. A rule that does is applied only to what lies
     inside the root, as ripgrep does: a name (``build/``) to the folders of that name inside it
     (:func:`_inside`), a path (``/build``) not at all. Nothing changes where the root is not left out."""
-    verdict = False
-    for ignore in chain:  # the root as _ignored judges an entry: the last decisive match wins
-        result = ignore.spec.check_file(ignore.prefix) if ignore.prefix else None
-        verdict = verdict if result is None or result.include is None else bool(result.include)
-    if not verdict:
+    if not _ignored("", False, [ignore for ignore in chain if ignore.prefix]):  # the root, as an entry is judged
         return tuple(chain)
     kept, dropped = [], list[str]()
     for ignore in chain:
