@@ -26,7 +26,7 @@ import pygments
 from minhashdup._version import __version__  # a release may change tokens without a format bump
 from minhashdup.core.digest import DIGEST_BYTES, blake2b
 from minhashdup.engine import schema
-from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due
+from minhashdup.engine.prune import DAY, MAX_AGE_DAYS, MAX_BYTES, Pruned, disk_bytes, due, when
 from minhashdup.engine.prune import run as run_prune
 from minhashdup.engine.schema import Entry
 
@@ -183,7 +183,7 @@ class Cache:
         """The entries present for ``keys`` (with when each was last used); a damaged one
         (:func:`.schema.entry_of`) is left out, as if missing, and deleted."""
         sql = (
-            "SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, CAST(coalesce(u.used, 0) AS REAL)"
+            f"SELECT f.key, lexer, tokens, not_utf8, skip, detail, shingles, {when('u.used')}"
             " FROM files f LEFT JOIN used u ON u.key = f.key WHERE f.key IN ({})"
         )
         entries, damaged = {}, []
@@ -258,7 +258,7 @@ class Cache:
     def get_stats(self, paths: Sequence[str]) -> dict[str, tuple[int, int, int, int, bytes, float]]:
         """``path -> (size, mtime_ns, ctime_ns, inode, content digest, used)`` as last seen (a row
         without a 16-byte digest is left out: the file is read and its row replaced)."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, inode, digest, ifnull(used+0.0,0) FROM stats WHERE path IN ({})"
+        sql = f"SELECT path, size, mtime_ns, ctime_ns, inode, digest, {when('used')} FROM stats WHERE path IN ({{}})"
         # Paths as bytes (os.fsencode): a name that is not UTF-8 is still a valid key.
         rows = self._select(sql, [os.fsencode(p) for p in paths])
         return {os.fsdecode(row[0]): row[1:] for row in rows if len(schema.blob_of(row[5]) or b"") == DIGEST_BYTES}
@@ -272,7 +272,7 @@ class Cache:
     def get_result(self, key: bytes) -> tuple[bytes, float] | None:
         """A stored scan result (:mod:`minhashdup.engine.codec`) and when it was last used, or
         ``None``; a damaged one (not a blob) is deleted (:meth:`discard_result`)."""
-        rows = self._query("SELECT doc, CAST(coalesce(used, 0) AS REAL) FROM results WHERE key = ?", (key,))
+        rows = self._query(f"SELECT doc, {when('used')} FROM results WHERE key = ?", (key,))
         if not rows:
             return None
         doc = schema.blob_of(rows[0][0])

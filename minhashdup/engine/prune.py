@@ -31,14 +31,25 @@ MAX_AGE_DAYS = 30.0
 MAX_BYTES = 1024**3
 _BATCH = 500  # keys per DELETE
 
-# Each entry's payload in bytes, least recently used first; files count their signatures. ``used``
-# as a number: a damaged one (a text) is then 0, the oldest, not a value Python cannot compare.
-_BY_USE = """
-SELECT 0, u.key, CAST(coalesce(u.used, 0) AS REAL), length(f.shingles) + length(f.key) + 64
+
+def when(column: str) -> str:
+    """SQL reading a stored time (``used``, the last prune) as a number: a damaged one (a NULL,
+    a text) is 0, long ago, not a value Python cannot compare or subtract.
+
+    Example:
+        >>> when("used")
+        'CAST(coalesce(used, 0) AS REAL)'
+    """
+    return f"CAST(coalesce({column}, 0) AS REAL)"
+
+
+# Each entry's payload in bytes, least recently used first; files count their signatures.
+_BY_USE = f"""
+SELECT 0, u.key, {when("u.used")}, length(f.shingles) + length(f.key) + 64
     + (SELECT coalesce(sum(length(s.signature) + length(s.family) + 32), 0) FROM signatures s WHERE s.key = u.key)
     FROM used u JOIN files f ON f.key = u.key
-UNION ALL SELECT 1, path, CAST(coalesce(used, 0) AS REAL), length(path) + 64 FROM stats
-UNION ALL SELECT 2 + (length(key) != 20), key, CAST(coalesce(used, 0) AS REAL), length(doc) + 32 FROM results
+UNION ALL SELECT 1, path, {when("used")}, length(path) + 64 FROM stats
+UNION ALL SELECT 2 + (length(key) != 20), key, {when("used")}, length(doc) + 32 FROM results
 ORDER BY 3, 1, 2
 """
 
@@ -151,8 +162,7 @@ def disk_bytes(path: str) -> int:
 def due(db: sqlite3.Connection, now: float) -> bool:
     """Whether the automatic prune is due: the last one was a :data:`DAY` ago or more (or the
     clock went back that much)."""
-    # Damaged (a text, a NULL): 0, so due.
-    row = db.execute("SELECT CAST(coalesce(value, 0) AS REAL) FROM meta WHERE name = 'pruned'").fetchone()
+    row = db.execute(f"SELECT {when('value')} FROM meta WHERE name = 'pruned'").fetchone()  # damaged: 0, due
     return row is None or abs(now - row[0]) >= DAY
 
 

@@ -98,15 +98,14 @@ def scratch(now: float) -> sqlite3.Connection:
     """An empty cache in memory, for a scan whose cache file broke midway and could not be made
     anew (a full disk): it goes on as without a cache."""
     db = sqlite3.connect(":memory:", isolation_level=None)
-    db.executescript(SCHEMA)  # as create does, but for WAL mode, which a database in memory never takes
-    db.execute("INSERT INTO meta VALUES ('pruned', ?)", (now,))
+    create(db, now, wal=False)  # a database in memory never takes WAL mode
     return db
 
 
-def create(db: sqlite3.Connection, stamp: float) -> None:
-    """Make the tables of a new file (last pruned at ``stamp``). Two scans may start on a missing
-    cache at once: the check and the creation are one IMMEDIATE transaction, so one creates, the
-    other sees it."""
+def create(db: sqlite3.Connection, stamp: float, wal: bool = True) -> None:
+    """Make the tables of a new file (last pruned at ``stamp``), then switch it to WAL mode (with
+    ``wal``). Two scans may start on a missing cache at once: the check and the creation are one
+    IMMEDIATE transaction, so one creates, the other sees it."""
     db.execute("PRAGMA page_size=16384")  # shingle blobs are ~10 KB: fewer overflow pages
     db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # pruning can give pages back to the disk
     db.execute("BEGIN IMMEDIATE")
@@ -121,7 +120,8 @@ def create(db: sqlite3.Connection, stamp: float) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    _to_wal(db)
+    if wal:
+        _to_wal(db)
 
 
 def _to_wal(db: sqlite3.Connection, patience: float = 30.0) -> None:
