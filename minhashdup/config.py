@@ -167,7 +167,7 @@ class Config:
                 raise ConfigError("{0} takes non-empty glob strings (got {value!r})", name, value=value)
             object.__setattr__(self, name, tuple(value))
             for glob in value:
-                if "[:" in glob and posix_class(glob):  # pathspec reads [[:alpha:]] as another set
+                if posix_class(glob):  # pathspec reads [[:alpha:]] as another set
                     raise ConfigError(
                         "{0} {glob!r}: POSIX classes like [:alpha:] are not supported; list the characters ([a-zA-Z])",
                         name,

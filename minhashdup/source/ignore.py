@@ -337,7 +337,7 @@ def _read_ignore_file(
 
 def _posix_rule(line: str) -> bool:
     """Whether the line of an ignore file is a rule with a POSIX class (a comment is none)."""
-    return "[:" in line and not line.startswith("#") and posix_class(line)
+    return not line.startswith("#") and posix_class(line)
 
 
 def _without(

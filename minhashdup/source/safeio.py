@@ -24,6 +24,8 @@ __all__ = [
     "TooLargeError",
     "git_lines",
     "kind_of",
+    "posix_class",
+    "read_ends",
     "read_regular",
     "read_regular_with_stat",
     "read_rules_file",
@@ -193,6 +195,8 @@ def posix_class(glob: str) -> bool:
         >>> posix_class("[[:alpha:]]*.py"), posix_class("x[!][:digit:]]"), posix_class("\\\\[[:x:]]")
         (True, True, False)
     """
+    if "[:" not in glob:  # the common case: no class can start
+        return False
     i, end = 0, len(glob)
     while i < end:
         if glob[i] != "[":
