@@ -50,15 +50,6 @@ def versions(root: str) -> list[tuple[str, str]]:
     return out
 
 
-def shared_head(a: str, b: str) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        k = (low + high + 1) // 2
-        low, high = (k, high) if a[:k] == b[:k] else (low, k - 1)
-    return low
-
-
 def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
     """All characters, those the tail splice lexes, those a head-and-tail reuse would, the
     common prefixes, and the part of them before the earlier version's first open token."""
@@ -73,7 +64,7 @@ def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
             both += len(text)
             continue
         rest = len(text) - shared_tail(text, base)
-        prefix = min(shared_head(text, base), rest)
+        prefix = min(shared_tail(text[::-1], base[::-1]), rest)  # the common prefix
         opened = _OPEN.search(base)
         tail += rest
         both += rest - prefix
