@@ -11,6 +11,10 @@ then path: each version after the one before it, :func:`minhashdup.source.fastle
    method reaches it), and how much of that prefix lies before the earlier version's first string
    literal, block comment or run of blank lines (where a sound prefix reuse would have to stop,
    as those tokens' match attempts may read past the prefix);
+   and what taking every stretch between differences would leave (a line diff, ``difflib``: each
+   difference costs its new lines, the line before, and 300 characters to find a mark again,
+   which lie 256 apart; another bound: no cheap sound check of read extents is known, see the
+   README; the diff takes about two minutes);
 2. the lexing time of the versions with an earlier one, in one process, whole against with the
    tail taken (the fast engine, ``significant_tokens_after``), alternated ``--rounds`` times.
 """
@@ -18,6 +22,7 @@ then path: each version after the one before it, :func:`minhashdup.source.fastle
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import hashlib
 import re
@@ -50,10 +55,26 @@ def versions(root: str) -> list[tuple[str, str]]:
     return out
 
 
-def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
+#: Characters a stretch taken between two differences is assumed to lose to find a mark again.
+RESYNC = 300
+
+
+def between(base: str, text: str) -> int:
+    """Characters of ``text`` left to lex if every stretch it shares with ``base`` between their
+    differences (a line diff) were taken from ``base``'s lex (:data:`RESYNC` lost per difference)."""
+    old, new = base.splitlines(True), text.splitlines(True)
+    left = 0
+    for tag, _, _, start, end in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            left += sum(len(line) for line in new[max(0, start - 1) : end]) + RESYNC
+    return min(left, len(text))
+
+
+def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int, int]:
     """All characters, those the tail splice lexes, those a head-and-tail reuse would, the
-    common prefixes, and the part of them before the earlier version's first open token."""
-    total = tail = both = head = sound = 0
+    common prefixes, the part of them before the earlier version's first open token, and those
+    a reuse of every stretch between differences would lex (:func:`between`)."""
+    total = tail = both = head = sound = middle = 0
     last: dict[str, str] = {}
     for key, text in texts:
         total += len(text)
@@ -62,7 +83,9 @@ def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
         if base is None:
             tail += len(text)
             both += len(text)
+            middle += len(text)
             continue
+        middle += between(base, text)
         rest = len(text) - shared_tail(text, base)
         prefix = min(shared_tail(text[::-1], base[::-1]), rest)  # the common prefix
         opened = _OPEN.search(base)
@@ -70,7 +93,7 @@ def characters(texts: list[tuple[str, str]]) -> tuple[int, int, int, int, int]:
         both += rest - prefix
         head += prefix
         sound += min(prefix, opened.start() if opened else prefix)
-    return total, tail, both, head, sound
+    return total, tail, both, head, sound, middle
 
 
 def lex_times(texts: list[tuple[str, str]], rounds: int) -> None:
@@ -107,11 +130,12 @@ def main() -> None:
     args = parser.parse_args()
     one = sum(len(t) for _, t in versions(str(args.one)))
     texts = versions(str(args.releases))
-    total, tail, both, head, sound = characters(texts)
+    total, tail, both, head, sound, middle = characters(texts)
     print(f"one release: {one / 1e6:.1f} M characters of distinct contents")
     print(f"four: {total / 1e6:.1f} M ({total / one:.2f}x); tail splice lexes {tail / 1e6:.1f} M ({tail / one:.2f}x)")
     print(f"head and tail (a bound): {both / 1e6:.1f} M ({both / one:.2f}x)")
     print(f"common prefixes {head / 1e6:.1f} M, of which before the first open token {sound / 1e6:.1f} M")
+    print(f"every stretch between differences (a bound): {middle / 1e6:.1f} M ({middle / one:.2f}x)")
     lex_times(texts, args.rounds)
 
 
