@@ -113,7 +113,6 @@ def test_a_lex_with_types_takes_a_tail_from_a_base_with_types_only(monkeypatch: 
     tokens, from_typed = fast.significant_tokens_after(edited, typed, True, types)
     assert from_typed is not None and from_typed.taken > len(tokens) // 2
     assert (tokens, types) == fast.significant_tokens_with_types(edited)
-    assert types[-from_typed.taken :] == typed.types[-from_typed.taken :]
 
 
 def test_a_tail_lexed_in_another_state_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:

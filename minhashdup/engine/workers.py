@@ -101,7 +101,7 @@ def _extract_batch(batch: _Batch, seen: _Seen | None = None) -> list[Extracted]:
     takes its result as one lexed in this batch would. The batch keeps its files' earlier
     versions' lexes for the tails they share (``Versions``; see :func:`_batches`)."""
     items, r, earlier = batch
-    versions = Versions([(item.path, item.real) for item in items])
+    versions = Versions([(item.path, item.real, item.size) for item in items])
     seen = {} if seen is None else seen
     for done in earlier:
         key = (cast(bytes, done.result.digest), extract.alike(done.name, done.check_generated, done.data_ok))

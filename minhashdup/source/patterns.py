@@ -26,6 +26,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "ASCII",
     "SPACES",
+    "compiler",
     "embeddable",
     "first_chars",
     "line_anchored",

@@ -23,12 +23,12 @@ Modules: :mod:`.states` joins a state's rules (and narrows them by first charact
 from __future__ import annotations
 
 import functools
-from typing import cast
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import Keyword, Name, _TokenType
 
+from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import scan, tracker
 from minhashdup.source.fastlex.splice import Lexed, Splice, spliceable
 from minhashdup.source.fastlex.states import Rule, States, every_plan
@@ -101,14 +101,11 @@ class FastLexer:
         else:
             if types is not None and base is not None and base.types is None:
                 base = None
-            splice = Splice(text, base, self.behind, record)
+            splice = Splice(text, base, self.behind, record, self.reach, types)
             tokens = scan(self.lexer, self.states, text, at, splice=splice)
-            if types is not None and splice.taken:  # the scan called ``at`` for the tokens it lexed only
-                taken = cast(list[_TokenType], cast(Lexed, base).types)
-                types += taken[len(taken) - splice.taken :]
             if splice.marks is not None:  # the types as lexed: retyped below, in place
                 kept = None if types is None else list(types)
-                lexed = Lexed(text, tokens, splice.marks, splice.taken, kept)
+                lexed = Lexed(text, tokens, splice.marks, splice.taken, kept, splice.far)
         if types is not None:
             self._retyped(tokens, types)
         return tokens, lexed
@@ -119,6 +116,18 @@ class FastLexer:
         (:func:`.splice.spliceable`); ``None`` when it may not."""
         tokendefs = type(self.lexer)._tokens
         return spliceable(tokendefs, every_plan(tokendefs))
+
+    @functools.cached_property
+    def reach(self) -> Reach | None:
+        """How far this lexer's patterns read ahead (:mod:`.reach`), when a splice may take the
+        stretches a text shares with its base before their shared tail; ``None`` when not."""
+        if self.behind is None:
+            return None
+        tokendefs = type(self.lexer)._tokens
+        try:
+            return Reach([rexmatch.__self__ for rules in tokendefs.values() for rexmatch, _, _ in rules])
+        except Exception:  # a pattern this cannot bound (or build again): the tail alone
+            return None
 
     def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
         """:meth:`significant_tokens` and the pygments type of each kept token."""

@@ -13,7 +13,7 @@ from typing import Any, cast
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
-from minhashdup.source.fastlex.splice import NEVER, Splice
+from minhashdup.source.fastlex.splice import DONE, NEVER, Splice
 from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
@@ -41,14 +41,21 @@ def scan(
     (:attr:`.splice.Splice.due`, then as it says), which may complete the tokens from a base's."""
     out: list[str] = []
     due = NEVER if splice is None else splice.due
+    watch = None if splice is None else splice.watch  # a lex recorded for a later version
     fast_keep, fast_drop, unless_blank, moves = KEEP, DROP, KEEP_UNLESS_BLANK, MOVES  # locals
     pos = 0
     stack = list(start)
     state = states[stack[-1]]
-    table = state.table  # looked up on a change of state only
+    table = state.table if watch is None else watch(state)  # looked up on a change of state only
     while True:
         if pos >= due and (due := cast(Splice, splice).at(pos, stack, out)) < 0:
-            return out  # completed from a base's tokens
+            if due == DONE:
+                return out  # completed from a base's tokens
+            pos, stack = cast(Splice, splice).resume  # tokens taken from a base's up to there
+            due = cast(Splice, splice).due
+            state = states[stack[-1]]
+            table = state.table if watch is None else watch(state)
+            continue
         try:
             joined: Joined | None = table[text[pos]]
         except (KeyError, IndexError):
@@ -86,7 +93,7 @@ def scan(
                     pos = m.end()
                     stack = transition(stack, plan.new_state)
                     state = states[stack[-1]]
-                    table = state.table
+                    table = state.table if watch is None else watch(state)
                     continue
                 found = (m, plan, group)
             else:
@@ -98,7 +105,7 @@ def scan(
             return out
         pos, stack = moved
         state = states[stack[-1]]
-        table = state.table
+        table = state.table if watch is None else watch(state)
 
 
 def _step(

@@ -1,4 +1,4 @@
-"""Another version of a text lexed before: its tail taken from that lex, exactly.
+"""Another version of a text lexed before: what they share taken from that lex, exactly.
 
 Pygments' loop reads forward: what it yields from a position on depends only on the state
 stack there and the text from there on, but for what its patterns look *behind* (``\\b``,
@@ -10,16 +10,28 @@ base's from there. Both texts are preprocessed (pygments' newline and tab rules)
 
 The scan records where its lex stood (:class:`Splice`, every :data:`STRIDE` characters: a
 position, how many tokens were kept before it, the stack), and a later lex of a related text
-looks for one of those in the shared tail. Only lexers whose every rule is a pattern, a
-token type or a ``bygroups`` of those and ``using(this)`` qualify (:func:`spliceable`): any
-other callback is code that may read the text anywhere.
+looks for one of those in the shared tail.
+
+Before that tail, a stretch the two texts share between two differences is taken too, where
+:mod:`.reach` can bound what was read: the later lex finds one of the base's marks again (its
+text where the last one was, or near), and, standing there with the same stack, takes the
+base's tokens up to a later mark before which no match attempt may have read past the stretch's
+end (the rules of bounded reach by the text; those that may read anything by trying again, in
+this text, each match the base's lex recorded for them), then lexes on from that mark's stack.
+
+Only lexers whose every rule is a pattern, a token type or a ``bygroups`` of those and
+``using(this)`` qualify (:func:`spliceable`): any other callback is code that may read the text
+anywhere.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from minhashdup.source.patterns import parser as sre_parse  # its node codes too, as sre_parse has them
 
@@ -30,7 +42,10 @@ STRIDE = 256
 NEVER = 1 << 62
 
 _FORWARD_ATS = {sre_parse.AT_END, sre_parse.AT_END_LINE, sre_parse.AT_END_STRING, sre_parse.AT_BEGINNING_STRING}
-Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the stack there
+Mark = tuple[int, tuple[str, ...]]
+#: A position a rule that may read any character was tried at: the pattern tried there, the
+#: group that matched (0: none) and where it ended (-1: none).
+Tried = tuple[int, Any, int, int]  # tokens kept before a position, and the stack there
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -44,6 +59,9 @@ class Lexed:
     marks: dict[int, Mark]
     taken: int = 0
     types: list[Any] | None = None
+    #: Where a rule that may read any character (:attr:`.reach.Reach.far`) was tried, in order,
+    #: and what matched there (:data:`Tried`; ``None``: not recorded).
+    far: list[Tried] | None = None
 
 
 def lookbehind(pattern: sre_parse.SubPattern) -> int:
@@ -106,30 +124,80 @@ def shared_tail(a: str, b: str) -> int:
     return low
 
 
+def shared_head(a: str, i: int, b: str, j: int) -> int:
+    """The length of the longest common prefix of ``a[i:]`` and ``b[j:]`` (slices compared in C,
+    galloping: the work grows with the length found, not with the texts')."""
+    most = min(len(a) - i, len(b) - j)
+    low, step = 0, 64
+    while low < most:  # low characters shared; try step more
+        k = min(step, most - low)
+        if a[i + low : i + low + k] != b[j + low : j + low + k]:
+            high = low + k - 1
+            while low < high:  # a prefix of length n shared means every shorter one is
+                n = (low + high + 1) // 2
+                if a[i + low : i + n] == b[j + low : j + n]:
+                    low = n
+                else:
+                    high = n - 1
+            return low
+        low += k
+        step *= 2
+    return low
+
+
+_LEXES = itertools.count()  # numbers each lex (a watched table is brought up to date once per lex)
+
+#: Characters after an anchor that must agree for it to be tried; how far past where it is
+#: expected one is looked for; how many characters looking may read, in all, per text length.
+KEY, LOOK, BUDGET = 32, 1 << 16, 8
+#: What :meth:`Splice.at` returns: the tokens are complete; the scan goes on at :attr:`Splice.resume`.
+DONE, RESUME = -1, -2
+
+
 class Splice:
     """What the scan of one text calls at the positions it asks for (:attr:`due`, then what
-    :meth:`at` returns): records a
-    mark there when asked to, and inside the tail shared with ``base`` (after ``behind``
-    characters of it) looks for the base's mark at the same distance from the end."""
+    :meth:`at` returns): records a mark there when asked to; inside the tail shared with
+    ``base`` (after ``behind`` characters of it) looks for the base's mark at the same distance
+    from the end; before that tail, with ``reach`` (:class:`.reach.Reach`), takes the base's
+    tokens over each stretch the texts share (:meth:`_middle`), and ``types`` (the list the scan
+    appends the lexed tokens' types to) gets the taken tokens' types."""
 
-    def __init__(self, text: str, base: Lexed | None, behind: int, record: bool) -> None:
+    def __init__(
+        self,
+        text: str,
+        base: Lexed | None,
+        behind: int,
+        record: bool,
+        reach: Any = None,
+        types: list[Any] | None = None,
+    ) -> None:
         self.marks: dict[int, Mark] | None = {} if record else None
         self.next_mark = 0 if record else NEVER
-        self.base = base
+        self.base, self.text, self.behind, self.reach, self.types = base, text, behind, reach, types
         self.shift = 0
         self.sync_from = NEVER
+        self.anchor = (NEVER, 0)  # the next position to take a stretch at, and the base's mark there
+        self.resume: tuple[int, list[str]] = (0, [])
+        self.taken = 0  # tokens taken from the base
+        self.far: list[Tried] | None = [] if record and reach is not None else None
+        self.watch = None if self.far is None else self._watch
+        self.lex = next(_LEXES)
         if base is not None:
             tail = shared_tail(text, base.text)
             start = len(text) - tail + behind + 1  # one more than the patterns read: margin
             if start < len(text) and len(base.text) - len(text) + start > behind:
                 self.sync_from, self.shift = start, len(base.text) - len(text)
-        self.due = min(self.next_mark, self.sync_from)
-        self.taken = 0  # tokens taken from the base
+            if reach is not None and base.far is not None:
+                self.positions = list(base.marks)  # recorded in order
+                self.limit = (len(text) - tail, len(base.text) - tail)  # where the shared tail starts
+                self.looked, self.moved = 0, 0  # characters looked through; base less text position
+                self._plan(0, 0)
+        self.due = min(self.next_mark, self.sync_from, self.anchor[0])
 
     def at(self, pos: int, stack: list[str], out: list[str]) -> int:
         """At the start of a token at ``pos`` with ``stack``, ``out`` the tokens kept before it:
-        the next position to be called at, or -1 when ``out`` is complete (the base's tail
-        appended)."""
+        the next position to be called at, :data:`DONE` when ``out`` is complete (the base's
+        tail appended), or :data:`RESUME` when the scan goes on at :attr:`resume`."""
         if pos >= self.next_mark and self.marks is not None:
             self.marks[pos] = (len(out), tuple(stack))
             self.next_mark = pos + STRIDE
@@ -138,18 +206,118 @@ class Splice:
             mark = self.base.marks.get(there)
             if mark is not None and mark[1] == tuple(stack):
                 self._take(there, mark[0], out)
-                return -1
+                return DONE
             return pos + 1
-        return min(self.next_mark, self.sync_from)
+        if pos >= self.anchor[0]:
+            here, there = self.anchor
+            self.anchor = (NEVER, 0)
+            reached, moved = self._middle(there, stack, out) if pos == here else (there, False)
+            self._plan(bisect.bisect_right(self.positions, reached), self.resume[0] + 1 if moved else pos + 1)
+            if moved:
+                self.due = min(self.next_mark, self.sync_from, self.anchor[0])
+                return RESUME
+        self.due = min(self.next_mark, self.sync_from, self.anchor[0])
+        return self.due
+
+    def _middle(self, there: int, stack: list[str], out: list[str]) -> tuple[int, bool]:
+        """Take the base's tokens from its mark at ``there`` (the scan at the same text, with the
+        same ``stack``) up to a later mark of the base's, as far as no attempt in between may have
+        read past the stretch the texts share; sets :attr:`resume`. Returns where danger begins
+        in the base (the end of the stretch when none: later marks may still be tried), and whether
+        tokens were taken."""
+        base = cast(Lexed, self.base)
+        count, kept = base.marks[there]
+        if kept != tuple(stack):
+            return there, False
+        here = there - self.moved
+        end = there + shared_head(base.text, there, self.text, here)
+        reached = self.reach.first_reaching(base.text, there, end)
+        far = cast(list[Tried], base.far)
+        first = bisect.bisect_left(far, there, key=lambda entry: entry[0])
+        text, moved = self.text, self.moved
+        for q, match, rule, stop in far[first:]:  # where a rule reading anything was tried
+            if q >= reached:
+                break
+            m = match(text, q - moved)  # the same match in this text, within the stretch?
+            if not (m.lastindex == rule and m.end(rule) + moved == stop <= end if m else rule == 0):
+                reached = q
+                break
+        k = bisect.bisect_right(self.positions, reached) - 1
+        upto = self.positions[k]
+        if upto <= there:
+            return reached, False
+        last, after = base.marks[upto]
+        self._copy(count, last, out)
+        if self.marks is not None:  # the base's marks in the stretch are this text's, moved
+            offset = len(out) - last
+            for p in self.positions[bisect.bisect_right(self.positions, there) : k + 1]:
+                n, s = base.marks[p]
+                self.marks[p - self.moved] = (n + offset, s)
+            self.next_mark = upto - self.moved + STRIDE
+        if self.far is not None:
+            self.far += [(q - moved, match, rule, stop - moved) for q, match, rule, stop in far[first:] if q < upto]
+        self.resume = (upto - self.moved, list(after))
+        return reached, True
+
+    def _plan(self, k: int, cursor: int) -> None:
+        """The next anchor: the first of the base's marks from the ``k``-th whose text (with the
+        characters the patterns read behind) is found in this text at ``cursor`` or later, where
+        it is expected (the last anchor's distance) or near (within :data:`LOOK`)."""
+        base, text, back = cast(Lexed, self.base), self.text, self.behind + 1
+        for there in self.positions[k:]:
+            if there >= self.limit[1] or self.looked > BUDGET * len(text):
+                return
+            key = base.text[max(0, there - back) : there + KEY]
+            expected = there - self.moved
+            behind = there - max(0, there - back)
+            if expected >= cursor and text.startswith(key, expected - behind) and (there >= back or expected == there):
+                self.anchor = (expected, there)
+                return
+            if there < back:
+                continue
+            found = text.find(key, max(0, cursor - back), min(len(text), expected + LOOK))
+            self.looked += min(len(text), expected + LOOK) - max(0, cursor - back)
+            if found >= 0 and found + back < self.limit[0]:
+                self.anchor, self.moved = (found + back, there), there - found - back
+                return
+
+    def _copy(self, start: int, stop: int, out: list[str]) -> None:
+        base = cast(Lexed, self.base)
+        out.extend(base.tokens[start:stop])
+        if self.types is not None:
+            self.types.extend(cast(list[Any], base.types)[start:stop])
+        self.taken += stop - start
 
     def _take(self, there: int, count: int, out: list[str]) -> None:
         base = self.base
         assert base is not None
         offset = len(out) - count
-        self.taken = len(base.tokens) - count
-        out.extend(base.tokens[count:])
+        self._copy(count, len(base.tokens), out)
         if self.marks is not None:  # the base's marks past here are this text's, shifted
             self.marks.update((p - self.shift, (n + offset, s)) for p, (n, s) in base.marks.items() if p > there)
+        if self.far is not None:
+            if base.far is None:
+                self.far = None
+            else:
+                shift = self.shift
+                self.far += [(q - shift, match, rule, stop - shift) for q, match, rule, stop in base.far if q >= there]
+
+    def _watch(self, state: Any) -> Any:
+        """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
+        later version): at a character a rule reading anything may start with, the state's whole
+        pattern, whose match tells :meth:`_tried` (:class:`.reach.Watch`)."""
+        reach = self.reach
+        reach.current = self
+        if state.joined is None and reach.rules(state).far:  # run rule by rule: not watched
+            self.far = None
+        return state.table if state.joined is None else reach.watch(state, self.lex)
+
+    def tried(self, pos: int, match: Any, m: Any) -> None:
+        """The scan of this text tried the pattern ``match`` at ``pos`` (rules that may read
+        anything among those it joins), which gave ``m``: kept, for a later version to try it
+        there again (:meth:`_middle`)."""
+        if self.far is not None:
+            self.far.append((pos, match, m.lastindex, m.end(m.lastindex)) if m else (pos, match, 0, -1))
 
 
 def family(path: str) -> str:
@@ -168,24 +336,33 @@ class Versions:
     """The bases kept for later versions among a run of files (a batch): the last one lexed
     of each :func:`family` for as long as one of that family is still to come, within
     :data:`KEEP_CHARS`. ``files``: each file's path as walked (its family) and the path it is
-    read by (what :meth:`take` and :meth:`passed` are given); the run calls :meth:`passed`
-    after each file, lexed or not (a copy, a skip), so a family's base goes with its last file."""
+    read by (what :meth:`take` and :meth:`passed` are given), and its size if known; the run
+    calls :meth:`passed` after each file, lexed or not (a copy, a skip), so a family's base goes
+    with its last file. A lex is recorded as a base only when one of its family still to come
+    has another size: one of the same size is most often a copy, which is not lexed."""
 
-    def __init__(self, files: list[tuple[str, str]]) -> None:
-        self.family = {read: family(walked) for walked, read in files}
+    def __init__(self, files: Sequence[tuple[str, str] | tuple[str, str, int]]) -> None:
+        self.family = {f[1]: family(f[0]) for f in files}
+        self.size = {f[1]: f[2] if len(f) > 2 else -1 for f in files}
         self.left: dict[str, int] = {}
-        for key in self.family.values():
+        self.sizes: dict[str, dict[int, int]] = {}  # per family: how many still to come, by size
+        for read, key in self.family.items():
             self.left[key] = self.left.get(key, 0) + 1
+            counts = self.sizes.setdefault(key, {})
+            counts[self.size[read]] = counts.get(self.size[read], 0) + 1
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
 
     def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
         """For the file read at ``path`` lexed by ``lexer`` now: its family, the base it may take
-        a tail from, and whether to record its lex for a later one (one of its family is left)."""
+        a tail from, and whether to record its lex for a later one (one of its family is left
+        whose size differs, or whose size is not known)."""
         key = self.family.get(path) or family(path)
         kept = self._drop(key)
         base = kept[1] if kept is not None and kept[0] is lexer else None
-        return key, base, self.left.get(key, 0) > 1
+        size = self.size.get(path, -1)
+        same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
+        return key, base, self.left.get(key, 0) - same > 0
 
     def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
         """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""
@@ -199,6 +376,9 @@ class Versions:
         key = self.family.get(path) or family(path)
         left = self.left.get(key, 1) - 1
         self.left[key] = left
+        counts = self.sizes.get(key)
+        if counts is not None and self.size.get(path, -1) in counts:
+            counts[self.size[path]] -= 1
         if left <= 0:
             self._drop(key)
 

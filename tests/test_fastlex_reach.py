@@ -1,0 +1,149 @@
+"""How far a rule's match attempts may read (fastlex.reach), and the stretches between two
+versions' differences taken from the earlier one's lex (fastlex.splice): the same tokens as a
+fresh lex, including where an attempt before a difference read past it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments.lexers import get_lexer_by_name
+
+from minhashdup.source.fastlex import FastLexer, splice
+from minhashdup.source.fastlex.reach import Reach, Unsupported, prefixes
+from minhashdup.source.fastlex.scan import scan
+from minhashdup.source.fastlex.splice import Lexed, Splice
+from minhashdup.source.patterns import compiler, parser
+from tests.test_fastlex import FRAGMENTS
+
+
+def _prefixes(pattern: str) -> re.Pattern[str]:
+    parsed = parser.parse(pattern)
+    sub = parser.SubPattern(parser.State(), prefixes(parsed.data, top=True))
+    return compiler.compile(sub, 0)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "inside", "outside"),
+    [
+        ("ab|cd", ["", "a", "ab", "c", "cd"], ["b", "abc", "ad"]),
+        ("a(?=bc)", ["a", "ab", "abc"], ["abd", "b"]),  # a lookahead reads ahead of the match
+        ("a+b", ["a", "aaa", "aab"], ["aabb", "ba"]),
+        (r"\w+a", ["b", "bbbbb", "ba"], ["b a"]),  # a greedy run reads past where the match ends
+        (r"/\*(.|\n)*?\*/", ["/", "/*", "/* a *", "/* a */", "/* * / b"], ["/* a */ b", "x"]),  # lazy: first exit
+        (r"(a)\1", ["a", "ab", "a\nzz"], ["b"]),  # a backreference: anything
+        (r"\bab$", ["", "a", "ab"], ["abc"]),  # anchors read no character of their own
+    ],
+)
+def test_prefixes_are_what_an_attempt_may_have_read(pattern: str, inside: list[str], outside: list[str]) -> None:
+    prefix = _prefixes(pattern)
+    assert all(prefix.fullmatch(text) for text in inside)
+    assert not any(prefix.fullmatch(text) for text in outside)
+
+
+_ATOMS = ["a", "b", "\\n", '"', "[ab]", "[^a]", ".", "\\s", "\\w"]
+
+
+def _pattern(draw: st.DrawFn, depth: int = 0) -> str:
+    kind = draw(st.sampled_from(["atom", "atom", "seq", "alt", "star", "lazy", "opt", "ahead", "not", "anchor"]))
+    if depth > 2 or kind == "atom":
+        return draw(st.sampled_from(_ATOMS))
+    inner = _pattern(draw, depth + 1)
+    if kind == "seq":
+        return inner + _pattern(draw, depth + 1)
+    if kind == "alt":
+        return f"(?:{inner}|{_pattern(draw, depth + 1)})"
+    if kind in ("star", "lazy", "opt"):
+        return f"(?:{inner}){'*' if kind == 'star' else '*?' if kind == 'lazy' else '?'}" + _pattern(draw, depth + 1)
+    if kind in ("ahead", "not"):
+        return f"(?{'=' if kind == 'ahead' else '!'}{inner}){_pattern(draw, depth + 1)}"
+    return draw(st.sampled_from(["\\b", "$", "^"])) + inner
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_an_attempt_never_reads_past_what_its_prefixes_allow(data: st.DataObject) -> None:
+    """Where the text read so far stops being a prefix, what follows cannot change the match."""
+    pattern = _pattern(data.draw)
+    compiled = re.compile(pattern, re.MULTILINE)
+    prefix = _prefixes(pattern)
+    text = data.draw(st.text(alphabet='ab\n" ', max_size=12), label="text")
+    stop = next((j for j in range(len(text) + 1) if prefix.fullmatch(text, 0, j) is None), None)
+    if stop is None:
+        return  # the whole text may be read: nothing to compare
+    before = text[:stop]
+    tails = data.draw(st.lists(st.text(alphabet='ab\n" x', max_size=6), min_size=2, max_size=4), label="tails")
+    spans = {(m.span() if (m := compiled.match(before + tail)) else None) for tail in tails}
+    assert len(spans) == 1, (pattern, before, tails)
+
+
+def _fast(name: str) -> FastLexer:
+    return FastLexer(get_lexer_by_name(name, stripnl=False, ensurenl=True))
+
+
+@pytest.mark.parametrize("name", ["go", "java"])
+def test_go_and_java_take_stretches_between_differences(name: str) -> None:
+    assert name in FRAGMENTS and _fast(name).reach is not None
+
+
+@pytest.mark.parametrize("name", ["c", "python", "rust"])
+def test_lexers_whose_rules_cannot_be_bounded_take_tails_only(name: str) -> None:
+    fast = _fast(name)  # C and Python: a string rule may start on whitespace; Rust: a backreference
+    assert fast.behind is not None and fast.reach is None
+
+
+def test_a_rule_reading_anything_that_may_start_on_whitespace_is_refused() -> None:
+    with pytest.raises(Unsupported):
+        Reach([re.compile(r'\s"[^"]*"')])
+
+
+def _lex(fast: FastLexer, text: str, base: Lexed | None) -> tuple[list[str], Splice, Lexed]:
+    text = fast.lexer._preprocess_lexer_input(text)
+    assert fast.behind is not None
+    where = Splice(text, base, fast.behind, True, fast.reach)
+    tokens = scan(fast.lexer, fast.states, text, None, splice=where)
+    assert where.marks is not None
+    return tokens, where, Lexed(text, tokens, where.marks, where.taken, None, where.far)
+
+
+BODY = "".join(f"\tx{i} := f{i}(a, b) + {i} // step {i}\n" for i in range(60))
+GO = f"package main\n\nfunc main() {{\n{BODY}}}\n\nfunc g() {{\n{BODY}}}\n"
+
+
+def test_the_stretches_between_two_edits_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "STRIDE", 16)
+    fast = _fast("go")
+    _, _, base = _lex(fast, GO, None)
+    edited = GO.replace("x10 :=", "y10 :=").replace("x50 :=", "y50 := 2 *")  # two edits in main()
+    tokens, where, _ = _lex(fast, edited, base)
+    assert tokens == fast.significant_tokens(edited)
+    tail = len(fast.significant_tokens(GO[GO.index("x50 :=") :]))
+    assert where.taken > tail + len(tokens) // 3  # the head and the middle came from the base too
+
+
+# A string or a block comment left open in the base: the attempt there read to the text's end,
+# past where the texts part; the edit closes it, so the lex from there on is another. What lies
+# before it is taken; from it on, the text is lexed again.
+LINES = "var b = two + three // four\n" * 8
+OPEN = {
+    "string": ('package main\n\nvar a = 1\nvar s = "one\n' + LINES + "var c = 2\n", "var c = 2", '"\nvar c = 2'),
+    "comment": ("package main\n\nvar a = 1 /* one\n" + LINES + "var c = 2\n", "var c = 2", "*/\nvar c = 2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPEN))
+def test_a_match_that_read_past_the_difference_is_lexed_again(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setattr(splice, "STRIDE", 4)
+    fast = _fast("go")
+    text, old, new = OPEN[name]
+    _, _, base = _lex(fast, text, None)
+    edited = text.replace(old, new)
+    tokens, where, _ = _lex(fast, edited, base)
+    assert tokens == fast.significant_tokens(edited)
+    assert where.taken > 0  # "package main ... var a = 1" came from the base
+    # without the record of where rules reading anything were tried, the base's tokens are taken
+    blind = Lexed(base.text, base.tokens, base.marks, 0, None, [])
+    wrong, _, _ = _lex(fast, edited, blind)
+    assert wrong != tokens
