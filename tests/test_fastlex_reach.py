@@ -9,7 +9,9 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pygments.lexer import RegexLexer, bygroups
 from pygments.lexers import get_lexer_by_name
+from pygments.token import Name, Punctuation, String, Text
 
 from minhashdup.source.fastlex import FastLexer, splice
 from minhashdup.source.fastlex.reach import Reach, Unsupported, prefixes
@@ -147,3 +149,36 @@ def test_a_match_that_read_past_the_difference_is_lexed_again(monkeypatch: pytes
     blind = Lexed(base.text, base.tokens, base.marks, 0, None, [])
     wrong, _, _ = _lex(fast, edited, blind)
     assert wrong != tokens
+
+
+def test_a_line_end_outside_multiline_is_refused() -> None:
+    """``$`` without MULTILINE at ``j`` asks whether ``j + 1`` ends the text: further than it reads."""
+    with pytest.raises(Unsupported):
+        Reach([re.compile(r"#[^\n]*$")])
+    assert Reach([re.compile(r"#[^\n]*$", re.MULTILINE)]).barriers == ["\n"]
+
+
+class _Split(RegexLexer):
+    """A string rule whose lookahead reads past its match, splitting it in two ways."""
+
+    name = "split"
+    tokens = {  # noqa: RUF012 - pygments' own way to declare a lexer
+        "root": [
+            (r'(")([^"]*)(")(?=..!)|(")([^"]*")', bygroups(String, String, String, String, String)),
+            (r"[a-z]", Name),
+            (r"[!?]", Punctuation),
+            (r"\n", Text),
+        ]
+    }
+
+
+def test_a_match_split_otherwise_past_the_difference_is_lexed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "STRIDE", 1)
+    fast = FastLexer(_Split(stripnl=False, ensurenl=True))
+    assert fast.reach is not None and fast.reach.far
+    head = "z" * 40 + "\n"
+    _, base = fast.significant_tokens_after(head + '"abc"xy!\n', None, True)
+    edited = head + '"abc"xy?\n'  # the same rule matches at the quote, to the same end, split otherwise
+    tokens, lexed = fast.significant_tokens_after(edited, base, True)
+    assert tokens == fast.significant_tokens(edited)
+    assert lexed is not None and lexed.taken >= 40

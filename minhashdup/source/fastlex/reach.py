@@ -28,6 +28,7 @@ import dataclasses
 import re
 from typing import Any
 
+from minhashdup.source.fastlex.splice import _nested
 from minhashdup.source.patterns import ASCII, SPACES
 from minhashdup.source.patterns import compiler as sre_compile
 from minhashdup.source.patterns import parser as sre_parse
@@ -224,6 +225,20 @@ def _firsts(items: Any) -> tuple[list[list[Any]], bool]:
     return out, True
 
 
+def _text_end(items: Any, flags: int) -> bool:
+    """Whether a parsed pattern holds ``$`` where MULTILINE is off: at ``j`` it asks whether
+    ``j + 1`` ends the text (after a line end), a character further than it reads."""
+    for op, av in items:
+        if op is sre_parse.AT and av is sre_parse.AT_END and not flags & re.MULTILINE:
+            return True
+        inner = flags
+        if op is sre_parse.SUBPATTERN:
+            inner = (flags | av[1]) & ~av[2]
+        if any(_text_end(sub, inner) for sub in _nested(av)):
+            return True
+    return False
+
+
 def _ascii(items: Any, flags: int) -> bool:
     """Whether the nodes (as :func:`_firsts` gives them) match ASCII characters only."""
     if flags & (re.IGNORECASE | re.LOCALE):
@@ -269,6 +284,8 @@ class Reach:
         for compiled in dict.fromkeys(patterns):
             parsed = sre_parse.parse(compiled.pattern, compiled.flags)
             flags = parsed.state.flags
+            if _text_end(parsed.data, flags):
+                raise Unsupported("$ outside MULTILINE reads whether the next character ends the text")
             pref = prefixes(parsed.data, top=True)
             width = _sub(pref).getwidth()[1]
             atoms = _atoms(pref)
@@ -289,18 +306,28 @@ class Reach:
         self.barriers = sorted("".join(sorted(b)) for b in least if not any(o < b for o in least))
         self.stops = sorted(set("".join(self.barriers)))
         self.current: Any = None  # the lex being recorded (Watch)
-        self._rules: dict[int, tuple[Any, Rules]] = {}
         self._watches: dict[int, tuple[Any, Watch]] = {}
+        self._groups: dict[int, tuple[Any, list[int]]] = {}
 
-    def rules(self, state: Any) -> Rules:
-        """``state``'s rules as this sees them (made once per state)."""
-        kept = self._rules.get(id(state))
-        if kept is None or kept[0] is not state:
-            plans = state.sequential
-            far = [(i, self.far[p.rexmatch.__self__]) for i, p in enumerate(plans) if _pattern(p) in self.far]
-            kept = (state, Rules({id(p): i for i, p in enumerate(plans)}, far))
-            self._rules[id(state)] = kept
-        return kept[1]
+    def far_in(self, state: Any) -> list[Far]:
+        """The rules of ``state`` that may read anything."""
+        return [self.far[p.rexmatch.__self__] for p in state.sequential if _pattern(p) in self.far]
+
+    def spans(self, joined: Any, m: Any) -> tuple[tuple[int, int], ...]:
+        """Where the rule that matched (``m``, of the pattern ``joined``) and its groups start
+        and end, from the match's start (a group that did not match: ``(-1, -1)``)."""
+        kept = self._groups.get(id(joined))
+        if kept is None or kept[0] is not joined:
+            plans, counts = joined.plans, []
+            for g in range(len(plans)):  # a rule's group, then its own (no rule of their own)
+                n = 1
+                while g + n < len(plans) and plans[g + n] is None:
+                    n += 1
+                counts.append(n)
+            kept = self._groups[id(joined)] = (joined, counts)
+        rule, start = m.lastindex, m.start()
+        regs = m.regs[rule : rule + kept[1][rule]]
+        return tuple((a - start, b - start) if a >= 0 else (-1, -1) for a, b in regs)
 
     def watch(self, state: Any, lex: int) -> dict[str, Any]:
         """``state``'s first look-up table for the ``lex``-th lex recorded (:class:`Watch`)."""
@@ -321,23 +348,6 @@ class Reach:
         return low
 
 
-@dataclasses.dataclass(frozen=True)
-class Rules:
-    """A state's rules as :class:`Reach` sees them: each rule's place (by its plan), and the
-    rules reading anything, with their places, in order."""
-
-    index: dict[int, int]
-    far: list[tuple[int, Far]]
-    by_char: dict[str, list[tuple[int, Far]]] = dataclasses.field(default_factory=dict)
-
-    def starting(self, char: str) -> list[tuple[int, Far]]:
-        """The rules reading anything that may start with ``char``, with their places."""
-        found = self.by_char.get(char)
-        if found is None:
-            found = self.by_char[char] = [(i, far) for i, far in self.far if far.first.fullmatch(char)]
-        return found
-
-
 class Watch:
     """A state's first look-up table for a lex recorded for a later version (:meth:`table`): as
     the state's own (:attr:`.states.State.table`), but at a character some rule reading anything
@@ -347,7 +357,7 @@ class Watch:
 
     def __init__(self, reach: Reach, state: Any) -> None:
         self.reach, self.state = reach, state
-        firsts = [far.first for _, far in reach.rules(state).far]
+        firsts = [far.first for far in reach.far_in(state)]
         self.chars = [chr(c) for c in range(ASCII) if any(first.fullmatch(chr(c)) for first in firsts)]
         self.told: dict[int, tuple[Any, Any]] = {}  # id of a pattern: it, and it wrapped
         self.lex = -1  # the lex the table was last brought up to date for
@@ -371,7 +381,7 @@ class Watch:
 
         def match(text: str, pos: int) -> Any:
             m = inner(text, pos)
-            reach.current.tried(pos, inner, m)
+            reach.current.tried(pos, joined, m)
             return m
 
         return type(joined)(match, joined.plans, joined.fast)

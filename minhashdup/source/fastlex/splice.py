@@ -44,8 +44,9 @@ NEVER = 1 << 62
 _FORWARD_ATS = {sre_parse.AT_END, sre_parse.AT_END_LINE, sre_parse.AT_END_STRING, sre_parse.AT_BEGINNING_STRING}
 Mark = tuple[int, tuple[str, ...]]
 #: A position a rule that may read any character was tried at: the pattern tried there, the
-#: group that matched (0: none) and where it ended (-1: none).
-Tried = tuple[int, Any, int, int]  # tokens kept before a position, and the stack there
+#: group of the rule that matched (0: none), where that group and the rule's own groups start
+#: and end, and the match's length (all from the position).
+Tried = tuple[int, Any, int, tuple[tuple[int, int], ...], int]  # tokens kept before a position, and the stack there
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -233,13 +234,18 @@ class Splice:
         end = there + shared_head(base.text, there, self.text, here)
         reached = self.reach.first_reaching(base.text, there, end)
         far = cast(list[Tried], base.far)
-        first = bisect.bisect_left(far, there, key=lambda entry: entry[0])
-        text, moved = self.text, self.moved
-        for q, match, rule, stop in far[first:]:  # where a rule reading anything was tried
+        first = bisect.bisect_left(far, there, key=_at)
+        text, moved, spans = self.text, self.moved, self.reach.spans
+        for q, joined, rule, groups, length in far[first:]:  # where a rule reading anything was tried
             if q >= reached:
                 break
-            m = match(text, q - moved)  # the same match in this text, within the stretch?
-            if not (m.lastindex == rule and m.end(rule) + moved == stop <= end if m else rule == 0):
+            m = joined.match(text, q - moved)  # the same match in this text, within the stretch?
+            if m is None:
+                same = rule == 0
+            else:
+                same = m.lastindex == rule and q + groups[0][1] <= end and m.end() - m.start() == length
+                same = same and spans(joined, m) == groups
+            if not same:
                 reached = q
                 break
         k = bisect.bisect_right(self.positions, reached) - 1
@@ -255,7 +261,7 @@ class Splice:
                 self.marks[p - self.moved] = (n + offset, s)
             self.next_mark = upto - self.moved + STRIDE
         if self.far is not None:
-            self.far += [(q - moved, match, rule, stop - moved) for q, match, rule, stop in far[first:] if q < upto]
+            self.far += [(q - moved, *rest) for q, *rest in far[first : bisect.bisect_left(far, upto, key=_at)]]
         self.resume = (upto - self.moved, list(after))
         return reached, True
 
@@ -299,8 +305,8 @@ class Splice:
             if base.far is None:
                 self.far = None
             else:
-                shift = self.shift
-                self.far += [(q - shift, match, rule, stop - shift) for q, match, rule, stop in base.far if q >= there]
+                shift, past = self.shift, bisect.bisect_left(base.far, there, key=_at)
+                self.far += [(q - shift, *rest) for q, *rest in base.far[past:]]
 
     def _watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
@@ -308,16 +314,20 @@ class Splice:
         pattern, whose match tells :meth:`_tried` (:class:`.reach.Watch`)."""
         reach = self.reach
         reach.current = self
-        if state.joined is None and reach.rules(state).far:  # run rule by rule: not watched
+        if state.joined is None and reach.far_in(state):  # run rule by rule: not watched
             self.far = None
         return state.table if state.joined is None else reach.watch(state, self.lex)
 
-    def tried(self, pos: int, match: Any, m: Any) -> None:
-        """The scan of this text tried the pattern ``match`` at ``pos`` (rules that may read
-        anything among those it joins), which gave ``m``: kept, for a later version to try it
-        there again (:meth:`_middle`)."""
+    def tried(self, pos: int, joined: Any, m: Any) -> None:
+        """The scan tried ``joined`` (rules that may read anything among those it joins) at
+        ``pos``, which gave ``m``: kept, for a later version to try again (:meth:`_middle`)."""
         if self.far is not None:
-            self.far.append((pos, match, m.lastindex, m.end(m.lastindex)) if m else (pos, match, 0, -1))
+            found = (m.lastindex, self.reach.spans(joined, m), m.end() - pos) if m else (0, (), 0)
+            self.far.append((pos, joined, *found))
+
+
+def _at(entry: Tried) -> int:
+    return entry[0]
 
 
 def family(path: str) -> str:
