@@ -42,11 +42,11 @@ STRIDE = 256
 NEVER = 1 << 62
 
 _FORWARD_ATS = {sre_parse.AT_END, sre_parse.AT_END_LINE, sre_parse.AT_END_STRING, sre_parse.AT_BEGINNING_STRING}
-Mark = tuple[int, tuple[str, ...]]
+Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the stack there
 #: A position a rule that may read any character was tried at: the pattern tried there, the
 #: group of the rule that matched (0: none), where that group and the rule's own groups start
 #: and end, and the match's length (all from the position).
-Tried = tuple[int, Any, int, tuple[tuple[int, int], ...], int]  # tokens kept before a position, and the stack there
+Tried = tuple[int, Any, int, tuple[tuple[int, int], ...], int]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -311,7 +311,7 @@ class Splice:
     def _watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
         later version): at a character a rule reading anything may start with, the state's whole
-        pattern, whose match tells :meth:`_tried` (:class:`.reach.Watch`)."""
+        pattern, whose match tells :meth:`tried` (:class:`.reach.Watch`)."""
         reach = self.reach
         reach.current = self
         if state.joined is None and reach.far_in(state):  # run rule by rule: not watched
