@@ -4,7 +4,7 @@
     python bench/reuse_bound.py --releases DIR --one DIR/go-1.27.3/go/src --rounds 4
 
 Over the distinct contents of every ``*.go`` file, in the scan's order (by file name and folder,
-then path: each version after the one before it, :func:`minhashdup.source.fastlex.splice.family`):
+then path: each version after the one before it, :func:`minhashdup.source.fastlex.versions.family`):
 
 1. characters: all of them, what the tail splice leaves to lex (a version less the tail it shares
    with the one before), and what taking the common prefix too would leave (a bound: no sound
@@ -32,7 +32,8 @@ from pathlib import Path
 from pygments.lexers.go import GoLexer
 
 from minhashdup.source.fastlex import FastLexer
-from minhashdup.source.fastlex.splice import Lexed, family, shared_tail
+from minhashdup.source.fastlex.splice import Lexed, shared_tail
+from minhashdup.source.fastlex.versions import family
 from minhashdup.source.walk import walk
 
 RELEASES = Path("/work/gotree/releases")

@@ -107,7 +107,7 @@ def _lex(fast: FastLexer, text: str, base: Lexed | None) -> tuple[list[str], Spl
     where = Splice(text, base, fast.behind, True, fast.reach)
     tokens = scan(fast.lexer, fast.states, text, None, splice=where)
     assert where.marks is not None
-    return tokens, where, Lexed(text, tokens, where.marks, where.taken, None, where.far)
+    return tokens, where, Lexed(text, tokens, where.marks, where.taken, None, where.far, fast.reach)
 
 
 BODY = "".join(f"\tx{i} := f{i}(a, b) + {i} // step {i}\n" for i in range(60))
@@ -123,6 +123,19 @@ def test_the_stretches_between_two_edits_are_taken(monkeypatch: pytest.MonkeyPat
     assert tokens == fast.significant_tokens(edited)
     tail = len(fast.significant_tokens(GO[GO.index("x50 :=") :]))
     assert where.taken > tail + len(tokens) // 3  # the head and the middle came from the base too
+
+
+def test_only_matches_that_tried_a_rule_reading_anything_are_recorded() -> None:
+    """The first alternative that matches is the match: a rule before every rule that may read
+    anything tried none of them, and its match needs no record."""
+    fast = _fast("go")
+    text = 'package main\n// a line comment\nvar s = "x" / 2\n'
+    _, where, _ = _lex(fast, text, None)
+    assert where.far is not None
+    at = [q for q, *_ in where.far]
+    assert text.index('"x"') in at  # the string rule matched
+    assert text.index("/ 2") in at  # the operator rule comes after the block comment's: that was tried
+    assert text.index("//") not in at  # the line comment's rule comes before every such rule
 
 
 # A string or a block comment left open in the base: the attempt there read to the text's end,
@@ -146,7 +159,7 @@ def test_a_match_that_read_past_the_difference_is_lexed_again(monkeypatch: pytes
     assert tokens == fast.significant_tokens(edited)
     assert where.taken > 0  # "package main ... var a = 1" came from the base
     # without the record of where rules reading anything were tried, the base's tokens are taken
-    blind = Lexed(base.text, base.tokens, base.marks, 0, None, [])
+    blind = Lexed(base.text, base.tokens, base.marks, 0, None, [], fast.reach)
     wrong, _, _ = _lex(fast, edited, blind)
     assert wrong != tokens
 

@@ -14,8 +14,10 @@ from pygments.token import Name, Text
 
 from minhashdup.engine import workers
 from minhashdup.source.fastlex import FastLexer, splice
+from minhashdup.source.fastlex import versions as versions_module
 from minhashdup.source.fastlex.scan import scan
-from minhashdup.source.fastlex.splice import Lexed, Splice, Versions, family, lookbehind, shared_tail
+from minhashdup.source.fastlex.splice import Lexed, Splice, lookbehind, shared_tail
+from minhashdup.source.fastlex.versions import Versions, family
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.patterns import parser as sre_parse
 from minhashdup.source.walk import FileEntry
@@ -216,7 +218,7 @@ def test_versions_find_a_file_s_family_by_the_path_it_was_walked_by() -> None:
 
 
 def test_versions_keep_no_more_than_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(splice, "KEEP_CHARS", 10)
+    monkeypatch.setattr(versions_module, "KEEP_CHARS", 10)
     versions = _walked_as_read([f"r{r}/p{p}/a.go" for r in range(2) for p in range(3)])
     for p in range(3):
         key, _, record = versions.take(f"r0/p{p}/a.go", FastLexer)

@@ -26,7 +26,7 @@ from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
-from minhashdup.source.fastlex.splice import Versions, family
+from minhashdup.source.fastlex.versions import Versions, family
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry

@@ -20,7 +20,7 @@ from minhashdup.core.shingles import name_links, shingle_set, token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.result import SkipReason
 from minhashdup.source.extracted import Extracted, no_shingles, screened
-from minhashdup.source.fastlex.splice import Versions
+from minhashdup.source.fastlex.versions import Versions
 from minhashdup.source.kinds import generated_marker, not_code
 from minhashdup.source.normalise import VERBATIM, Normalisation, normalised
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
@@ -99,7 +99,7 @@ def extract_file(
     default scan's: the verbatim Jaccard of the pairs needs no second lex). With ``seen`` (one
     dict for many calls), a file byte-identical to one extracted before, under the same
     :func:`alike`, is not lexed: it gets that file's result (``copied``). With ``versions`` (one
-    for many calls, files of a family in order: :class:`.fastlex.splice.Versions`), the tail a
+    for many calls, files of a family in order: :class:`.fastlex.versions.Versions`), the tail a
     file shares with the version of it lexed before is taken from that lex (the same tokens).
 
     Example:

@@ -27,7 +27,7 @@ from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.fastlex.splice import Versions
+from minhashdup.source.fastlex.versions import Versions
 from minhashdup.source.significant import (
     significant_tokens,
     significant_tokens_with_lines,

@@ -105,7 +105,7 @@ class FastLexer:
             tokens = scan(self.lexer, self.states, text, at, splice=splice)
             if splice.marks is not None:  # the types as lexed: retyped below, in place
                 kept = None if types is None else list(types)
-                lexed = Lexed(text, tokens, splice.marks, splice.taken, kept, splice.far)
+                lexed = Lexed(text, tokens, splice.marks, splice.taken, kept, splice.far, self.reach)
         if types is not None:
             self._retyped(tokens, types)
         return tokens, lexed

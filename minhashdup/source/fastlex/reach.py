@@ -29,6 +29,8 @@ import re
 from typing import Any
 
 from minhashdup.source.fastlex.splice import _nested
+from minhashdup.source.fastlex.states import CALLBACK
+from minhashdup.source.fastlex.watch import Watch
 from minhashdup.source.patterns import ASCII, SPACES
 from minhashdup.source.patterns import compiler as sre_compile
 from minhashdup.source.patterns import parser as sre_parse
@@ -307,27 +309,45 @@ class Reach:
         self.stops = sorted(set("".join(self.barriers)))
         self.current: Any = None  # the lex being recorded (Watch)
         self._watches: dict[int, tuple[Any, Watch]] = {}
-        self._groups: dict[int, tuple[Any, list[int]]] = {}
+        self.joins: list[Any] = []  # the joined patterns tried where a rule reading anything may start
+        self._joined: dict[int, tuple[Any, int, list[int], int]] = {}
 
     def far_in(self, state: Any) -> list[Far]:
         """The rules of ``state`` that may read anything."""
         return [self.far[p.rexmatch.__self__] for p in state.sequential if _pattern(p) in self.far]
 
-    def spans(self, joined: Any, m: Any) -> tuple[tuple[int, int], ...]:
-        """Where the rule that matched (``m``, of the pattern ``joined``) and its groups start
-        and end, from the match's start (a group that did not match: ``(-1, -1)``)."""
-        kept = self._groups.get(id(joined))
+    def joined(self, joined: Any) -> tuple[Any, int, list[int], int]:
+        """``joined`` (a pattern joining rules), its number among :attr:`joins` (what a record
+        names it by), how many groups tell each of its groups' tokens (a callback rule's own
+        groups too; any other rule's tokens are its text), and the group of its first rule
+        that may read anything (past the last group when none)."""
+        kept = self._joined.get(id(joined))
         if kept is None or kept[0] is not joined:
-            plans, counts = joined.plans, []
-            for g in range(len(plans)):  # a rule's group, then its own (no rule of their own)
+            plans, counts, first = joined.plans, [], len(joined.plans)
+            for g, plan in enumerate(plans):
                 n = 1
-                while g + n < len(plans) and plans[g + n] is None:
+                while plan is not None and plan.kind == CALLBACK and g + n < len(plans) and plans[g + n] is None:
                     n += 1
                 counts.append(n)
-            kept = self._groups[id(joined)] = (joined, counts)
+                if plan is not None and _pattern(plan) in self.far:
+                    first = min(first, g)
+            self.joins.append(joined)
+            kept = self._joined[id(joined)] = (joined, len(self.joins) - 1, counts, first)
+        return kept
+
+    def spans(self, joined: Any, m: Any) -> tuple[int, ...]:
+        """What the match ``m`` of the pattern ``joined`` gave, from its start: where the rule
+        that matched ends, then, for a callback rule, where each of its own groups starts and
+        ends (a group that did not match: ``-1, -1``)."""
         rule, start = m.lastindex, m.start()
-        regs = m.regs[rule : rule + kept[1][rule]]
-        return tuple((a - start, b - start) if a >= 0 else (-1, -1) for a, b in regs)
+        n = self.joined(joined)[2][rule]
+        if n == 1:
+            return (m.end(rule) - start,)
+        out = [m.end(rule) - start]
+        for g in range(rule + 1, rule + n):
+            a, b = m.span(g)
+            out += (a - start, b - start) if a >= 0 else (-1, -1)
+        return tuple(out)
 
     def watch(self, state: Any, lex: int) -> dict[str, Any]:
         """``state``'s first look-up table for the ``lex``-th lex recorded (:class:`Watch`)."""
@@ -346,45 +366,6 @@ class Reach:
         for stops in self.barriers:
             low = min(low, max(start - 1, *(text.rfind(c, start, end) for c in stops)) + 1)
         return low
-
-
-class Watch:
-    """A state's first look-up table for a lex recorded for a later version (:meth:`table`): as
-    the state's own (:attr:`.states.State.table`), but at a character some rule reading anything
-    may start with (ASCII only: :class:`Reach`), the state's pattern for it wrapped so that each
-    match there is told to the lex being recorded (:attr:`Reach.current`,
-    :meth:`.splice.Splice.tried`)."""
-
-    def __init__(self, reach: Reach, state: Any) -> None:
-        self.reach, self.state = reach, state
-        firsts = [far.first for far in reach.far_in(state)]
-        self.chars = [chr(c) for c in range(ASCII) if any(first.fullmatch(chr(c)) for first in firsts)]
-        self.told: dict[int, tuple[Any, Any]] = {}  # id of a pattern: it, and it wrapped
-        self.lex = -1  # the lex the table was last brought up to date for
-        self.looked: dict[str, Any] = {}
-
-    def table(self, lex: int) -> dict[str, Any]:
-        """The table, brought up to date with the state's once per lex (``lex`` counts them)."""
-        if lex != self.lex:
-            self.lex, state = lex, self.state
-            self.looked.update(state.table)
-            for char in self.chars:
-                joined = state.by_char[ord(char)] or state.for_char(ord(char))
-                kept = self.told.get(id(joined))
-                if kept is None or kept[0] is not joined:
-                    kept = self.told[id(joined)] = (joined, self._wrapped(joined))
-                self.looked[char] = kept[1]
-        return self.looked
-
-    def _wrapped(self, joined: Any) -> Any:
-        reach, inner = self.reach, joined.match
-
-        def match(text: str, pos: int) -> Any:
-            m = inner(text, pos)
-            reach.current.tried(pos, joined, m)
-            return m
-
-        return type(joined)(match, joined.plans, joined.fast)
 
 
 def _pattern(plan: Any) -> Any:

@@ -30,7 +30,6 @@ import bisect
 import dataclasses
 import itertools
 import re
-from collections.abc import Sequence
 from typing import Any, cast
 
 from minhashdup.source.patterns import parser as sre_parse  # its node codes too, as sre_parse has them
@@ -43,10 +42,11 @@ NEVER = 1 << 62
 
 _FORWARD_ATS = {sre_parse.AT_END, sre_parse.AT_END_LINE, sre_parse.AT_END_STRING, sre_parse.AT_BEGINNING_STRING}
 Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the stack there
-#: A position a rule that may read any character was tried at: the pattern tried there, the
-#: group of the rule that matched (0: none), where that group and the rule's own groups start
-#: and end, and the match's length (all from the position).
-Tried = tuple[int, Any, int, tuple[tuple[int, int], ...], int]
+#: A position a rule that may read any character was tried at: the pattern tried there (its
+#: number among :attr:`.reach.Reach.joins`), the group of the rule that matched (0: none), what
+#: the match gave (:meth:`.reach.Reach.spans`) and its length (all from the position). Ints
+#: only: the garbage collector stops following such a tuple once it has seen it.
+Tried = tuple[int, int, int, tuple[int, ...], int]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -63,6 +63,7 @@ class Lexed:
     #: Where a rule that may read any character (:attr:`.reach.Reach.far`) was tried, in order,
     #: and what matched there (:data:`Tried`; ``None``: not recorded).
     far: list[Tried] | None = None
+    reach: Any = None  # the :class:`.reach.Reach` whose joined patterns ``far`` numbers
 
 
 def lookbehind(pattern: sre_parse.SubPattern) -> int:
@@ -188,7 +189,7 @@ class Splice:
             start = len(text) - tail + behind + 1  # one more than the patterns read: margin
             if start < len(text) and len(base.text) - len(text) + start > behind:
                 self.sync_from, self.shift = start, len(base.text) - len(text)
-            if reach is not None and base.far is not None:
+            if reach is not None and base.far is not None and base.reach is reach:
                 self.positions = list(base.marks)  # recorded in order
                 self.limit = (len(text) - tail, len(base.text) - tail)  # where the shared tail starts
                 self.looked, self.moved = 0, 0  # characters looked through; base less text position
@@ -235,15 +236,16 @@ class Splice:
         reached = self.reach.first_reaching(base.text, there, end)
         far = cast(list[Tried], base.far)
         first = bisect.bisect_left(far, there, key=_at)
-        text, moved, spans = self.text, self.moved, self.reach.spans
-        for q, joined, rule, groups, length in far[first:]:  # where a rule reading anything was tried
+        text, moved, spans, joins = self.text, self.moved, self.reach.spans, self.reach.joins
+        for q, number, rule, groups, length in far[first:]:  # where a rule reading anything was tried
             if q >= reached:
                 break
+            joined = joins[number]
             m = joined.match(text, q - moved)  # the same match in this text, within the stretch?
             if m is None:
                 same = rule == 0
             else:
-                same = m.lastindex == rule and q + groups[0][1] <= end and m.end() - m.start() == length
+                same = m.lastindex == rule and q + groups[0] <= end and m.end() - m.start() == length
                 same = same and spans(joined, m) == groups
             if not same:
                 reached = q
@@ -261,7 +263,7 @@ class Splice:
                 self.marks[p - self.moved] = (n + offset, s)
             self.next_mark = upto - self.moved + STRIDE
         if self.far is not None:
-            self.far += [(q - moved, *rest) for q, *rest in far[first : bisect.bisect_left(far, upto, key=_at)]]
+            self.far += _moved(far[first : bisect.bisect_left(far, upto, key=_at)], moved)
         self.resume = (upto - self.moved, list(after))
         return reached, True
 
@@ -306,7 +308,7 @@ class Splice:
                 self.far = None
             else:
                 shift, past = self.shift, bisect.bisect_left(base.far, there, key=_at)
-                self.far += [(q - shift, *rest) for q, *rest in base.far[past:]]
+                self.far += _moved(base.far[past:], shift)
 
     def _watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
@@ -318,81 +320,20 @@ class Splice:
             self.far = None
         return state.table if state.joined is None else reach.watch(state, self.lex)
 
-    def tried(self, pos: int, joined: Any, m: Any) -> None:
-        """The scan tried ``joined`` (rules that may read anything among those it joins) at
-        ``pos``, which gave ``m``: kept, for a later version to try again (:meth:`_middle`)."""
+    def tried(self, pos: int, number: int, joined: Any, m: Any) -> None:
+        """The scan tried ``joined`` (rules that may read anything among those it joins; its
+        ``number`` among the reach's) at ``pos``, which gave ``m``: kept, for a later version to
+        try again (:meth:`_middle`)."""
         if self.far is not None:
-            found = (m.lastindex, self.reach.spans(joined, m), m.end() - pos) if m else (0, (), 0)
-            self.far.append((pos, joined, *found))
+            if m is None:
+                self.far.append((pos, number, 0, (), 0))
+            else:
+                self.far.append((pos, number, m.lastindex, self.reach.spans(joined, m), m.end() - pos))
 
 
 def _at(entry: Tried) -> int:
     return entry[0]
 
 
-def family(path: str) -> str:
-    """What versions of one file share in their paths: the file's name and its folder's
-    (``go-1.21/src/net/http/server.go`` and ``go-1.24/src/net/http/server.go``: ``http/server.go``)."""
-    return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
-
-
-#: The most characters of text :class:`Versions` keeps lexed at once (with their tokens, types and
-#: marks, ~20 bytes a character: ~80 MB): a batch whose files' sizes interleave many families
-#: keeps no more.
-KEEP_CHARS = 4_000_000
-
-
-class Versions:
-    """The bases kept for later versions among a run of files (a batch): the last one lexed
-    of each :func:`family` for as long as one of that family is still to come, within
-    :data:`KEEP_CHARS`. ``files``: each file's path as walked (its family) and the path it is
-    read by (what :meth:`take` and :meth:`passed` are given), and its size if known; the run
-    calls :meth:`passed` after each file, lexed or not (a copy, a skip), so a family's base goes
-    with its last file. A lex is recorded as a base only when one of its family still to come
-    has another size: one of the same size is most often a copy, which is not lexed."""
-
-    def __init__(self, files: Sequence[tuple[str, str] | tuple[str, str, int]]) -> None:
-        self.family = {f[1]: family(f[0]) for f in files}
-        self.size = {f[1]: f[2] if len(f) > 2 else -1 for f in files}
-        self.left: dict[str, int] = {}
-        self.sizes: dict[str, dict[int, int]] = {}  # per family: how many still to come, by size
-        for read, key in self.family.items():
-            self.left[key] = self.left.get(key, 0) + 1
-            counts = self.sizes.setdefault(key, {})
-            counts[self.size[read]] = counts.get(self.size[read], 0) + 1
-        self.bases: dict[str, tuple[type, Lexed]] = {}
-        self.chars = 0  # of the texts kept
-
-    def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
-        """For the file read at ``path`` lexed by ``lexer`` now: its family, the base it may take
-        a tail from, and whether to record its lex for a later one (one of its family is left
-        whose size differs, or whose size is not known)."""
-        key = self.family.get(path) or family(path)
-        kept = self._drop(key)
-        base = kept[1] if kept is not None and kept[0] is lexer else None
-        size = self.size.get(path, -1)
-        same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
-        return key, base, self.left.get(key, 0) - same > 0
-
-    def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
-        """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""
-        if self.left.get(key, 0) > 1 and self.chars + len(lexed.text) <= KEEP_CHARS:
-            self.bases[key] = (lexer, lexed)
-            self.chars += len(lexed.text)
-
-    def passed(self, path: str) -> None:
-        """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
-        to come; the family's base goes with the last."""
-        key = self.family.get(path) or family(path)
-        left = self.left.get(key, 1) - 1
-        self.left[key] = left
-        counts = self.sizes.get(key)
-        if counts is not None and self.size.get(path, -1) in counts:
-            counts[self.size[path]] -= 1
-        if left <= 0:
-            self._drop(key)
-
-    def _drop(self, key: str) -> tuple[type, Lexed] | None:
-        kept = self.bases.pop(key, None)
-        self.chars -= 0 if kept is None else len(kept[1].text)
-        return kept
+def _moved(entries: list[Tried], by: int) -> list[Tried]:
+    return [(q - by, number, rule, groups, length) for q, number, rule, groups, length in entries]

@@ -1,0 +1,76 @@
+"""The versions of files among a run of files (a batch): which earlier lex a file may take
+what it shares with from (:mod:`.splice`), and which lexes to keep for that."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minhashdup.source.fastlex.splice import Lexed
+
+
+def family(path: str) -> str:
+    """What versions of one file share in their paths: the file's name and its folder's
+    (``go-1.21/src/net/http/server.go`` and ``go-1.24/src/net/http/server.go``: ``http/server.go``)."""
+    return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
+
+
+#: The most characters of text :class:`Versions` keeps lexed at once (with their tokens, types and
+#: marks, ~20 bytes a character: ~80 MB): a batch whose files' sizes interleave many families
+#: keeps no more.
+KEEP_CHARS = 4_000_000
+
+
+class Versions:
+    """The bases kept for later versions among a run of files (a batch): the last one lexed
+    of each :func:`family` for as long as one of that family is still to come, within
+    :data:`KEEP_CHARS`. ``files``: each file's path as walked (its family) and the path it is
+    read by (what :meth:`take` and :meth:`passed` are given), and its size if known; the run
+    calls :meth:`passed` after each file, lexed or not (a copy, a skip), so a family's base goes
+    with its last file. A lex is recorded as a base only when one of its family still to come
+    has another size: one of the same size is most often a copy, which is not lexed."""
+
+    def __init__(self, files: Sequence[tuple[str, str] | tuple[str, str, int]]) -> None:
+        self.family = {f[1]: family(f[0]) for f in files}
+        self.size = {f[1]: f[2] if len(f) > 2 else -1 for f in files}
+        self.left: dict[str, int] = {}
+        self.sizes: dict[str, dict[int, int]] = {}  # per family: how many still to come, by size
+        for read, key in self.family.items():
+            self.left[key] = self.left.get(key, 0) + 1
+            counts = self.sizes.setdefault(key, {})
+            counts[self.size[read]] = counts.get(self.size[read], 0) + 1
+        self.bases: dict[str, tuple[type, Lexed]] = {}
+        self.chars = 0  # of the texts kept
+
+    def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
+        """For the file read at ``path`` lexed by ``lexer`` now: its family, the base it may take
+        a tail from, and whether to record its lex for a later one (one of its family is left
+        whose size differs, or whose size is not known)."""
+        key = self.family.get(path) or family(path)
+        kept = self._drop(key)
+        base = kept[1] if kept is not None and kept[0] is lexer else None
+        size = self.size.get(path, -1)
+        same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
+        return key, base, self.left.get(key, 0) - same > 0
+
+    def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
+        """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""
+        if self.left.get(key, 0) > 1 and self.chars + len(lexed.text) <= KEEP_CHARS:
+            self.bases[key] = (lexer, lexed)
+            self.chars += len(lexed.text)
+
+    def passed(self, path: str) -> None:
+        """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
+        to come; the family's base goes with the last."""
+        key = self.family.get(path) or family(path)
+        left = self.left.get(key, 1) - 1
+        self.left[key] = left
+        counts = self.sizes.get(key)
+        if counts is not None and self.size.get(path, -1) in counts:
+            counts[self.size[path]] -= 1
+        if left <= 0:
+            self._drop(key)
+
+    def _drop(self, key: str) -> tuple[type, Lexed] | None:
+        kept = self.bases.pop(key, None)
+        self.chars -= 0 if kept is None else len(kept[1].text)
+        return kept
