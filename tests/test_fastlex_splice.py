@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -250,10 +251,7 @@ def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> N
     assert totals == sorted(totals, reverse=True)
 
 
-@pytest.mark.parametrize("norm", [VERBATIM, Normalisation(identifiers=True, literals=True)])
-def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, norm: Normalisation
-) -> None:
+def _three_versions(tmp_path: Any) -> list[FileEntry]:
     bodies = [GO, GO.replace("a + b", "a + b*2"), GO.replace("a + b", "a + b*2").replace('"done"', '"ok"')]
     files = []
     for r, body in enumerate(bodies):
@@ -261,6 +259,14 @@ def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
         path.parent.mkdir(parents=True)
         path.write_text(body)
         files.append(FileEntry(str(path), str(path), len(body)))
+    return files
+
+
+@pytest.mark.parametrize("norm", [VERBATIM, Normalisation(identifiers=True, literals=True)])
+def test_a_batch_of_versions_gives_what_each_file_lexed_alone_gives(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, norm: Normalisation
+) -> None:
+    files = _three_versions(tmp_path)
     monkeypatch.setattr(splice, "STRIDE", 4)
     taken: list[int] = []
     real = Splice._take
@@ -289,3 +295,19 @@ def test_what_a_pattern_reads_behind_the_shared_tail_is_not_taken_for_granted(mo
     second, where = _lexed(fast, edited, base)
     assert second == fast.significant_tokens(edited)
     assert "hidden" in second and where.taken > 0
+
+
+def test_a_version_takes_its_base_s_token_hashes_where_it_took_its_tokens(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The taken tokens' hashes are copied from the base's (the same values: the test above);
+    here the base's are spoilt, so that only a copy shows it."""
+    files = _three_versions(tmp_path)
+    monkeypatch.setattr(splice, "STRIDE", 4)
+    batch = (tuple(workers._item(files, i) for i in range(3)), workers.Recipe(5), ())
+    right = workers._extract_batch(batch)
+    real = Versions.hashed
+    monkeypatch.setattr(Versions, "hashed", lambda self, hashes: real(self, np.zeros_like(hashes)))
+    wrong = workers._extract_batch(batch)
+    assert np.array_equal(wrong[0].shingles, right[0].shingles)  # the first has no base
+    assert not any(np.array_equal(w.shingles, r.shingles) for w, r in zip(wrong[1:], right[1:], strict=True))

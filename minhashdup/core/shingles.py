@@ -3,31 +3,49 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from minhashdup.core.hashing import U64, UInt64Array, hash_text, mix64_inplace, seed_sequence
 
 
-def token_hashes(tokens: Iterable[str]) -> UInt64Array:
+def token_hashes(
+    tokens: Iterable[str], reuse: tuple[UInt64Array, Sequence[tuple[int, int, int]]] | None = None
+) -> UInt64Array:
     """One stable 64-bit hash per token (BLAKE2b of its UTF-8 text), in order.
 
     Each distinct text is hashed once per process while at most :data:`KEPT_TOKENS` hashes are
     kept (beyond, the next file starts them again): a file repeats its identifiers a lot, and
     the files a worker lexes share their keywords, operators and common names. A file's tokens
     are looked up in one pass, the new ones hashed on the way (:class:`_Hashes`) by
-    :func:`minhashdup.core.hashing.hash_text`: the same values on every machine.
+    :func:`minhashdup.core.hashing.hash_text`: the same values on every machine. With ``reuse``
+    (the hashes of another token sequence, and runs ``(at, start, count)`` where
+    ``tokens[at:at + count]`` is that one's ``[start:start + count]``), those runs are copied,
+    not looked up: the same values.
 
     Example:
         >>> from minhashdup.core.hashing import hash_text
         >>> int(token_hashes(["func"])[0]) == hash_text("func")
         True
+        >>> base = token_hashes(["a", "b", "c"])
+        >>> token_hashes(["x", "b", "c"], (base, [(1, 1, 2)])).tolist() == token_hashes(["x", "b", "c"]).tolist()
+        True
     """
     tokens = tokens if isinstance(tokens, list) else list(tokens)
     if len(_KNOWN) > KEPT_TOKENS:  # a bound on memory: start again
         _KNOWN.clear()
-    return np.fromiter(map(_KNOWN.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    if reuse is None:
+        return np.fromiter(map(_KNOWN.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    base, runs = reuse
+    out = np.empty(len(tokens), dtype=np.uint64)
+    done = 0
+    for at, start, count in [*runs, (len(tokens), 0, 0)]:
+        if at > done:
+            out[done:at] = np.fromiter(map(_KNOWN.__getitem__, tokens[done:at]), dtype=np.uint64, count=at - done)
+        out[at : at + count] = base[start : start + count]
+        done = at + count
+    return out
 
 
 class _Hashes(dict[str, int]):

@@ -164,7 +164,11 @@ def _from_content(
         return lexed
     lexer, tokens, names, raw = lexed
     t2 = time.process_time()
-    shingles = shingle_set(token_hashes(tokens), shingle, None if names is None else name_links(names))
+    versions = where[1] if names is None else None  # normalised tokens: not the lex's own
+    hashes = token_hashes(tokens, None if versions is None else versions.reuse())
+    if versions is not None:
+        versions.hashed(hashes)  # for a later version that takes tokens from this lex
+    shingles = shingle_set(hashes, shingle, None if names is None else name_links(names))
     verbatim = None if raw is None else (shingle_set(token_hashes(raw), shingle), len(raw))
     t3 = time.process_time()
     sig = family.sign([shingles])[0] if family is not None else None

@@ -350,7 +350,7 @@ def _spliced(
     ``types``: see :meth:`.FastLexer.significant_tokens_after`; a lexer that cannot take tails
     gives no lex to keep)."""
     key, base, record = versions.take(path, type(lexer))
-    tokens, lexed = fast.significant_tokens_after(text, base, record, types)
+    tokens, lexed = fast.significant_tokens_after(text, base, record, types, versions.copies)
     if lexed is not None:
         versions.keep(key, type(lexer), lexed)
     return tokens

@@ -30,7 +30,7 @@ from pygments.token import Keyword, Name, _TokenType
 
 from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import scan, tracker
-from minhashdup.source.fastlex.splice import Lexed, Splice, spliceable
+from minhashdup.source.fastlex.splice import Copy, Lexed, Splice, spliceable
 from minhashdup.source.fastlex.states import Rule, States, every_plan
 
 __all__ = ["FastLexer", "supported"]
@@ -85,14 +85,20 @@ class FastLexer:
         return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None)
 
     def significant_tokens_after(
-        self, text: str, base: Lexed | None, record: bool, types: list[_TokenType] | None = None
+        self,
+        text: str,
+        base: Lexed | None,
+        record: bool,
+        types: list[_TokenType] | None = None,
+        copies: list[Copy] | None = None,
     ) -> tuple[list[str], Lexed | None]:
         """:meth:`significant_tokens`, the tokens of the tail ``text`` shares with ``base`` (an
         earlier version of it, lexed by this lexer) taken from the base's where that is exact
         (:mod:`.splice`); with ``record``, also this lex as a base for a later version. With
         ``types`` (a list), each kept token's pygments type is appended to it, as
         :meth:`significant_tokens_with_types` gives them: a taken tail's are the base's, and a
-        base lexed without types gives no tail."""
+        base lexed without types gives no tail. ``copies`` (a list) gets where tokens were taken
+        from the base's (:data:`.splice.Copy`)."""
         text = self.lexer._preprocess_lexer_input(text)
         at = None if types is None else tracker(None, types)
         lexed = None
@@ -101,7 +107,7 @@ class FastLexer:
         else:
             if types is not None and base is not None and base.types is None:
                 base = None
-            splice = Splice(text, base, self.behind, record, self.reach, types)
+            splice = Splice(text, base, self.behind, record, self.reach, types, copies)
             tokens = scan(self.lexer, self.states, text, at, splice=splice)
             if splice.marks is not None:  # the types as lexed: retyped below, in place
                 kept = None if types is None else list(types)

@@ -47,6 +47,8 @@ Mark = tuple[int, tuple[str, ...]]  # tokens kept before a position, and the sta
 #: the match gave (:meth:`.reach.Reach.spans`) and its length (all from the position). Ints
 #: only: the garbage collector stops following such a tuple once it has seen it.
 Tried = tuple[int, int, int, tuple[int, ...], int]
+#: Tokens taken from a base: where in the new lex's tokens, from where in the base's, how many.
+Copy = tuple[int, int, int]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -162,7 +164,8 @@ class Splice:
     ``base`` (after ``behind`` characters of it) looks for the base's mark at the same distance
     from the end; before that tail, with ``reach`` (:class:`.reach.Reach`), takes the base's
     tokens over each stretch the texts share (:meth:`_middle`), and ``types`` (the list the scan
-    appends the lexed tokens' types to) gets the taken tokens' types."""
+    appends the lexed tokens' types to) gets the taken tokens' types, and ``copies`` (a list) where
+    tokens were taken (:data:`Copy`)."""
 
     def __init__(
         self,
@@ -172,10 +175,12 @@ class Splice:
         record: bool,
         reach: Any = None,
         types: list[Any] | None = None,
+        copies: list[Copy] | None = None,
     ) -> None:
         self.marks: dict[int, Mark] | None = {} if record else None
         self.next_mark = 0 if record else NEVER
         self.base, self.text, self.behind, self.reach, self.types = base, text, behind, reach, types
+        self.copies = copies
         self.shift = 0
         self.sync_from = NEVER
         self.anchor = (NEVER, 0)  # the next position to take a stretch at, and the base's mark there
@@ -291,6 +296,8 @@ class Splice:
 
     def _copy(self, start: int, stop: int, out: list[str]) -> None:
         base = cast(Lexed, self.base)
+        if self.copies is not None and stop > start:
+            self.copies.append((len(out), start, stop - start))
         out.extend(base.tokens[start:stop])
         if self.types is not None:
             self.types.extend(cast(list[Any], base.types)[start:stop])

@@ -4,8 +4,9 @@ what it shares with from (:mod:`.splice`), and which lexes to keep for that."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from minhashdup.source.fastlex.splice import Lexed
+from minhashdup.source.fastlex.splice import Copy, Lexed
 
 
 def family(path: str) -> str:
@@ -40,14 +41,21 @@ class Versions:
             counts[self.size[read]] = counts.get(self.size[read], 0) + 1
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
+        self.hashes: dict[str, Any] = {}  # per family: its base's token hashes, once told (hashed)
+        #: The file being lexed: its family, its base's token hashes (if any), where its tokens
+        #: are the base's (:data:`.splice.Copy`, filled by the lex), and whether its lex was kept.
+        self.now: tuple[str, Any, list[Copy]] | None = None
+        self.kept: str | None = None
 
     def take(self, path: str, lexer: type) -> tuple[str, Lexed | None, bool]:
         """For the file read at ``path`` lexed by ``lexer`` now: its family, the base it may take
         a tail from, and whether to record its lex for a later one (one of its family is left
         whose size differs, or whose size is not known)."""
         key = self.family.get(path) or family(path)
+        hashes = self.hashes.get(key)
         kept = self._drop(key)
         base = kept[1] if kept is not None and kept[0] is lexer else None
+        self.now, self.kept = (key, None if base is None else hashes, []), None
         size = self.size.get(path, -1)
         same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
         return key, base, self.left.get(key, 0) - same > 0
@@ -57,11 +65,33 @@ class Versions:
         if self.left.get(key, 0) > 1 and self.chars + len(lexed.text) <= KEEP_CHARS:
             self.bases[key] = (lexer, lexed)
             self.chars += len(lexed.text)
+            self.kept = key
+
+    @property
+    def copies(self) -> list[Copy] | None:
+        """Where the tokens of the file being lexed (since :meth:`take`) are its base's."""
+        return None if self.now is None else self.now[2]
+
+    def reuse(self) -> tuple[Any, list[Copy]] | None:
+        """For the file just lexed, its base's token hashes and where its tokens are the base's
+        (:func:`minhashdup.core.shingles.token_hashes`), when it took tokens from a base whose
+        hashes were told (:meth:`hashed`)."""
+        if self.now is None or self.now[1] is None or not self.now[2]:
+            return None
+        return self.now[1], self.now[2]
+
+    def hashed(self, hashes: Any) -> None:
+        """The token hashes of the file just lexed, all of its tokens as lexed: kept with its
+        lex, if that was kept as a base."""
+        if self.kept is not None and self.kept in self.bases:
+            self.hashes[self.kept] = hashes
+        self.kept = None
 
     def passed(self, path: str) -> None:
         """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
         to come; the family's base goes with the last."""
         key = self.family.get(path) or family(path)
+        self.now, self.kept = None, None
         left = self.left.get(key, 1) - 1
         self.left[key] = left
         counts = self.sizes.get(key)
@@ -72,5 +102,6 @@ class Versions:
 
     def _drop(self, key: str) -> tuple[type, Lexed] | None:
         kept = self.bases.pop(key, None)
+        self.hashes.pop(key, None)
         self.chars -= 0 if kept is None else len(kept[1].text)
         return kept
