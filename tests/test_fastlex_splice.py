@@ -311,3 +311,19 @@ def test_a_version_takes_its_base_s_token_hashes_where_it_took_its_tokens(
     wrong = workers._extract_batch(batch)
     assert np.array_equal(wrong[0].shingles, right[0].shingles)  # the first has no base
     assert not any(np.array_equal(w.shingles, r.shingles) for w, r in zip(wrong[1:], right[1:], strict=True))
+
+
+def test_versions_give_a_file_only_its_own_base_s_hashes() -> None:
+    versions = _walked_as_read(["r1/p/a.go", "r2/p/a.go"])
+    key, _, _ = versions.take("r1/p/a.go", FastLexer)
+    versions.keep(key, FastLexer, Lexed("text", ["text"], {}))
+    versions.hashed(np.array([7], dtype=np.uint64))
+    versions.passed("r1/p/a.go")
+    _, base, _ = versions.take("r2/p/a.go", FastLexer)
+    assert base is not None and versions.copies is not None
+    versions.copies.append((0, 0, 1))  # as the lex tells it: its first token is the base's first
+    assert versions.reuse("r1/p/a.go") is None  # asked for by another file
+    reuse = versions.reuse("r2/p/a.go")
+    assert reuse is not None and reuse[0].tolist() == [7] and reuse[1] == [(0, 0, 1)]
+    versions.passed("r2/p/a.go")
+    assert versions.reuse("r2/p/a.go") is None and not versions.hashes

@@ -165,7 +165,7 @@ def _from_content(
     lexer, tokens, names, raw = lexed
     t2 = time.process_time()
     versions = where[1] if names is None else None  # normalised tokens: not the lex's own
-    hashes = token_hashes(tokens, None if versions is None else versions.reuse())
+    hashes = token_hashes(tokens, None if versions is None else versions.reuse(where[0]))
     if versions is not None:
         versions.hashed(hashes)  # for a later version that takes tokens from this lex
     shingles = shingle_set(hashes, shingle, None if names is None else name_links(names))

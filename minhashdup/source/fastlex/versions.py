@@ -42,8 +42,9 @@ class Versions:
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
         self.hashes: dict[str, Any] = {}  # per family: its base's token hashes, once told (hashed)
-        #: The file being lexed: its family, its base's token hashes (if any), where its tokens
-        #: are the base's (:data:`.splice.Copy`, filled by the lex), and whether its lex was kept.
+        #: The file being lexed: the path it is read by, its base's token hashes (if any), and
+        #: where its tokens are the base's (:data:`.splice.Copy`, filled by the lex); and the
+        #: family whose base its lex became (:meth:`keep`).
         self.now: tuple[str, Any, list[Copy]] | None = None
         self.kept: str | None = None
 
@@ -55,7 +56,7 @@ class Versions:
         hashes = self.hashes.get(key)
         kept = self._drop(key)
         base = kept[1] if kept is not None and kept[0] is lexer else None
-        self.now, self.kept = (key, None if base is None else hashes, []), None
+        self.now, self.kept = (path, None if base is None else hashes, []), None
         size = self.size.get(path, -1)
         same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
         return key, base, self.left.get(key, 0) - same > 0
@@ -72,11 +73,11 @@ class Versions:
         """Where the tokens of the file being lexed (since :meth:`take`) are its base's."""
         return None if self.now is None else self.now[2]
 
-    def reuse(self) -> tuple[Any, list[Copy]] | None:
-        """For the file just lexed, its base's token hashes and where its tokens are the base's
-        (:func:`minhashdup.core.shingles.token_hashes`), when it took tokens from a base whose
-        hashes were told (:meth:`hashed`)."""
-        if self.now is None or self.now[1] is None or not self.now[2]:
+    def reuse(self, path: str) -> tuple[Any, list[Copy]] | None:
+        """For the file read at ``path``, just lexed, its base's token hashes and where its
+        tokens are the base's (:func:`minhashdup.core.shingles.token_hashes`), when it took
+        tokens from a base whose hashes were told (:meth:`hashed`)."""
+        if self.now is None or self.now[0] != path or self.now[1] is None or not self.now[2]:
             return None
         return self.now[1], self.now[2]
 
