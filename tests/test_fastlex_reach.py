@@ -195,3 +195,27 @@ def test_a_match_split_otherwise_past_the_difference_is_lexed_again(monkeypatch:
     tokens, lexed = fast.significant_tokens_after(edited, base, True)
     assert tokens == fast.significant_tokens(edited)
     assert lexed is not None and lexed.taken >= 40
+
+
+def test_a_base_recorded_by_another_reach_passes_on_no_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records name patterns by their number in the Reach that made them; a tail taken from a
+    base of another FastLexer (a cache evicted between two versions) must not carry them on,
+    or a third version checks them against other patterns."""
+    monkeypatch.setattr(splice, "STRIDE", 16)
+    first, other = _fast("go"), _fast("go")
+    warm = 'package a\nvar s = "x" / 2 /* c */ `r`\n'
+    for _ in range(70):  # each numbers its patterns in the order it meets them: differently
+        first.significant_tokens_after(warm, None, True)
+    for _ in range(70):
+        other.significant_tokens("a / b\n")
+    other.significant_tokens_after(warm, None, True)
+    body = "".join(f"\tx{i} := y{i} + {i}\n" for i in range(40))
+    v1 = "package main\nfunc main() {\n" + body + '\ts := "open\n' + body + "}\n"  # a string never closed
+    v2 = v1.replace("package main\n", "package main\n// two\n", 1)  # the tail is taken
+    k = v2.rindex("x30 := y30")
+    v3 = v2[:k] + 'x30 := "y30' + v2[k + len("x30 := y30") :]  # closes it
+    _, l1 = first.significant_tokens_after(v1, None, True)
+    t2, l2 = other.significant_tokens_after(v2, l1, True)
+    assert l2 is not None and l2.taken > 0 and t2 == other.significant_tokens(v2)
+    t3, _ = other.significant_tokens_after(v3, l2, True)
+    assert t3 == other.significant_tokens(v3)

@@ -109,6 +109,8 @@ class FastLexer:
                 base = None
             splice = Splice(text, base, self.behind, record, self.reach, types, copies)
             tokens = scan(self.lexer, self.states, text, at, splice=splice)
+            if self.reach is not None:
+                self.reach.current = None  # the lex recorded is done: not kept alive with its base
             if splice.marks is not None:  # the types as lexed: retyped below, in place
                 kept = None if types is None else list(types)
                 lexed = Lexed(text, tokens, splice.marks, splice.taken, kept, splice.far, self.reach)

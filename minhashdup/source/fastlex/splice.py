@@ -311,7 +311,7 @@ class Splice:
         if self.marks is not None:  # the base's marks past here are this text's, shifted
             self.marks.update((p - self.shift, (n + offset, s)) for p, (n, s) in base.marks.items() if p > there)
         if self.far is not None:
-            if base.far is None:
+            if base.far is None or base.reach is not self.reach:  # numbered by another Reach
                 self.far = None
             else:
                 shift, past = self.shift, bisect.bisect_left(base.far, there, key=_at)
