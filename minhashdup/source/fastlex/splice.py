@@ -189,12 +189,14 @@ class Splice:
         self.far: list[Tried] | None = [] if record and reach is not None else None
         self.watch = None if self.far is None else self._watch
         self.lex = next(_LEXES)
+        # The base's records, where this lex may read them: numbered by the same Reach.
+        self.records = base.far if base is not None and reach is not None and base.reach is reach else None
         if base is not None:
             tail = shared_tail(text, base.text)
             start = len(text) - tail + behind + 1  # one more than the patterns read: margin
             if start < len(text) and len(base.text) - len(text) + start > behind:
                 self.sync_from, self.shift = start, len(base.text) - len(text)
-            if reach is not None and base.far is not None and base.reach is reach:
+            if self.records is not None:
                 self.positions = list(base.marks)  # recorded in order
                 self.limit = (len(text) - tail, len(base.text) - tail)  # where the shared tail starts
                 self.looked, self.moved = 0, 0  # characters looked through; base less text position
@@ -239,7 +241,7 @@ class Splice:
         here = there - self.moved
         end = there + shared_head(base.text, there, self.text, here)
         reached = self.reach.first_reaching(base.text, there, end)
-        far = cast(list[Tried], base.far)
+        far = cast(list[Tried], self.records)
         first = bisect.bisect_left(far, there, key=_at)
         text, moved, spans, joins = self.text, self.moved, self.reach.spans, self.reach.joins
         for q, number, rule, groups, length in far[first:]:  # where a rule reading anything was tried
@@ -311,16 +313,16 @@ class Splice:
         if self.marks is not None:  # the base's marks past here are this text's, shifted
             self.marks.update((p - self.shift, (n + offset, s)) for p, (n, s) in base.marks.items() if p > there)
         if self.far is not None:
-            if base.far is None or base.reach is not self.reach:  # numbered by another Reach
+            if self.records is None:
                 self.far = None
             else:
-                shift, past = self.shift, bisect.bisect_left(base.far, there, key=_at)
-                self.far += _moved(base.far[past:], shift)
+                past = bisect.bisect_left(self.records, there, key=_at)
+                self.far += _moved(self.records[past:], self.shift)
 
     def _watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
         later version): at a character a rule reading anything may start with, the state's whole
-        pattern, whose match tells :meth:`tried` (:class:`.reach.Watch`)."""
+        pattern, whose match tells :meth:`tried` (:class:`.watch.Watch`)."""
         reach = self.reach
         reach.current = self
         if state.joined is None and reach.far_in(state):  # run rule by rule: not watched
