@@ -251,6 +251,31 @@ def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> N
     assert totals == sorted(totals, reverse=True)
 
 
+def test_a_size_group_across_families_keeps_both_families_versions_with_it() -> None:
+    # r1/x/a.go and r0/y/b.go have one size: they share a batch, and so must each one's other
+    # versions (before: the group went with the first family only, and r1/y/b.go lost its base).
+    sizes = {"r0/x/a.go": 100, "r1/x/a.go": 200, "r2/x/a.go": 300, "r0/y/b.go": 200, "r1/y/b.go": 400}
+    fillers = {f"r{r}/z{k}/c.go": 1000 + 10 * k + r for k in range(40) for r in range(2)}
+    files = [FileEntry(p, p, n) for p, n in {**sizes, **fillers}.items()]
+    batches = workers._batches(files, workers.Recipe(5), 2)
+    [batch] = [[item.path for item in items] for items, _, _ in batches if any(i.path in sizes for i in items)]
+    assert [p for p in batch if p in sizes] == ["r0/x/a.go", "r1/x/a.go", "r2/x/a.go", "r0/y/b.go", "r1/y/b.go"]
+
+
+def test_parts_kept_together_stay_within_their_bound() -> None:
+    # Families chained by sizes they share would join into one part of every file; the bound
+    # stops the chain (a batch stays small enough to balance the workers), groups stay whole.
+    files = [FileEntry(f"r{r}/p{p}/a.go", f"r{r}/p{p}/a.go", 100 + p + r) for p in range(50) for r in range(2)]
+    parts = versions_module.kept_together([(f.path, f.size) for f in files], 8)
+    assert sorted(i for part in parts for i in part) == list(range(len(files)))
+    assert max(map(len, parts)) <= 8 and len(parts) < len(files) // 2
+    for group in workers.same_size(files):
+        assert len({k for k, part in enumerate(parts) for i in part if i in group}) == 1
+    big = [FileEntry(f"c{k}.go", f"c{k}.go", 7) for k in range(20)]
+    together = versions_module.kept_together([(f.path, f.size) for f in big], 8)
+    assert together == [sorted(range(20), key=lambda k: big[k].path)]  # one part, in path order
+
+
 def _three_versions(tmp_path: Any) -> list[FileEntry]:
     bodies = [GO, GO.replace("a + b", "a + b*2"), GO.replace("a + b", "a + b*2").replace('"done"', '"ok"')]
     files = []

@@ -9,17 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
-def roots(count: int, pairs: Iterable[tuple[int, int] | list[int]]) -> list[int]:
-    """The smallest node of each node's connected component, in the graph on ``0..count-1``
-    with edges ``pairs`` (union-find with path compression).
+class Parts:
+    """Union-find with path compression over the nodes ``0..count-1``, each part's size kept: a
+    join may be refused when the part it makes would be larger than a bound.
 
     Example:
-        >>> roots(5, [(3, 4), (0, 1), (1, 2)])
-        [0, 0, 0, 3, 3]
+        >>> parts = Parts(4)
+        >>> parts.join(0, 1), parts.join(2, 3), parts.join(1, 2, most=3), parts.find(3)
+        (True, True, False, 2)
     """
-    parent = list(range(count))
 
-    def find(x: int) -> int:
+    def __init__(self, count: int) -> None:
+        self.parent = list(range(count))
+        self.size = [1] * count
+
+    def find(self, x: int) -> int:
+        """The smallest node of ``x``'s part."""
+        parent = self.parent
         root = x
         while parent[root] != root:
             root = parent[root]
@@ -27,11 +33,32 @@ def roots(count: int, pairs: Iterable[tuple[int, int] | list[int]]) -> list[int]
             parent[x], x = root, parent[x]
         return root
 
+    def join(self, a: int, b: int, most: int | None = None) -> bool:
+        """Join the parts of ``a`` and ``b``, unless they would then hold more than ``most``
+        nodes; whether they are one part now."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        if most is not None and self.size[ra] + self.size[rb] > most:
+            return False
+        low, high = min(ra, rb), max(ra, rb)
+        self.parent[high] = low
+        self.size[low] += self.size[high]
+        return True
+
+
+def roots(count: int, pairs: Iterable[tuple[int, int] | list[int]]) -> list[int]:
+    """The smallest node of each node's connected component, in the graph on ``0..count-1``
+    with edges ``pairs`` (:class:`Parts`).
+
+    Example:
+        >>> roots(5, [(3, 4), (0, 1), (1, 2)])
+        [0, 0, 0, 3, 3]
+    """
+    parts = Parts(count)
     for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return [find(node) for node in range(count)]
+        parts.join(a, b)
+    return [parts.find(node) for node in range(count)]
 
 
 def components(count: int, pairs: Iterable[tuple[int, int]]) -> list[list[int]]:

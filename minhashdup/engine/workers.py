@@ -26,7 +26,7 @@ from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
-from minhashdup.source.fastlex.versions import Versions, family
+from minhashdup.source.fastlex.versions import Versions, kept_together
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
@@ -384,14 +384,14 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_
     # Batches small enough to balance the workers at the end and large enough to amortise pickling,
     # the largest first (LPT scheduling). Files that may be byte-identical (same_size) share one,
     # where the first lexed serves the others alike; so do a file's versions (.fastlex.splice), in
-    # path order, each taking the tail it shares with the one before (cut between families or at 4x).
+    # path order, each taking the tail it shares with the one before (kept_together).
     size = max(1, min(32, len(files) // (workers * 8)))
-    groups = sorted((family(files[g[0]].path), files[g[0]].path, g) for g in same_size(files))
     batches: list[list[int]] = [[]]
-    for k, (key, _, group) in enumerate(groups):
-        batches[-1] += group
-        apart = k + 1 == len(groups) or groups[k + 1][0] != key
-        if (len(batches[-1]) >= size and apart) or len(batches[-1]) >= 4 * size:
+    for part in kept_together([(f.path, f.size) for f in files], 4 * size):
+        if batches[-1] and len(batches[-1]) + len(part) > 4 * size:
+            batches.append([])
+        batches[-1] += part
+        if len(batches[-1]) >= size:
             batches.append([])
     batches = [b for b in batches if b]
     batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in path order

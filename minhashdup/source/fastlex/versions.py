@@ -1,11 +1,14 @@
 """The versions of files among a run of files (a batch): which earlier lex a file may take
-what it shares with from (:mod:`.splice`), and which lexes to keep for that."""
+what it shares with from (:mod:`.splice`), and which lexes to keep for that; and which files a
+scan's batches keep together (:func:`kept_together`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from minhashdup.core.cluster import Parts
 from minhashdup.source.fastlex.splice import Copy, Lexed
 
 
@@ -13,6 +16,39 @@ def family(path: str) -> str:
     """What versions of one file share in their paths: the file's name and its folder's
     (``go-1.21/src/net/http/server.go`` and ``go-1.24/src/net/http/server.go``: ``http/server.go``)."""
     return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
+
+
+def kept_together(files: Sequence[tuple[str, int]], most: int) -> list[list[int]]:
+    """The positions of ``files`` (each a path and a size) in parts that a batch of a scan keeps
+    whole: the files of one size (maybe copies of one content, lexed once) with the versions of
+    each (its :func:`family`), as long as a part holds at most ``most`` files (the files of one
+    size alone may be more). A size group spanning two families joins
+    them: a file's versions then stay with it even so. In each part, a family's files come in
+    path order (a version takes from the one before it); the parts in the order of their first
+    family and path.
+
+    Example:
+        >>> files = [("v1/x/a.go", 3), ("v1/y/b.go", 5), ("v2/x/a.go", 4), ("v2/y/b.go", 4)]
+        >>> kept_together(files, 8)
+        [[0, 2, 1, 3]]
+        >>> kept_together(files, 2)
+        [[0], [2, 3], [1]]
+    """
+    keys = [(family(path), path) for path, _ in files]
+    together = Parts(len(files))
+    first: dict[int, int] = {}
+    for i, (_, size) in enumerate(files):  # one size: whole, whatever their number
+        together.join(first.setdefault(size, i), i)
+    by_family: dict[str, list[int]] = {}
+    for i in sorted(range(len(files)), key=keys.__getitem__):
+        by_family.setdefault(keys[i][0], []).append(i)
+    for members in by_family.values():  # each version joins the one before it, within the bound
+        for before, i in itertools.pairwise(members):
+            together.join(before, i, most)
+    parts: dict[int, list[int]] = {}
+    for i in sorted(range(len(files)), key=keys.__getitem__):
+        parts.setdefault(together.find(i), []).append(i)
+    return list(parts.values())
 
 
 #: The most characters of text :class:`Versions` keeps lexed at once (with their tokens, types and
