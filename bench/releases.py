@@ -4,12 +4,13 @@
     python bench/releases.py --releases DIR --one DIR/go-1.27.3 --before /tmp/old --rounds 3
 
 Scans, one after the other, cold (``--no-cache``), with ``--include '*.go'``: the newest
-release alone, then the folder of all four. Reported: wall time, peak memory (PSS of the scan
-and its workers), files walked, files lexed and copies (``stats.cache``), the distinct
-contents among the files walked (digested here), the share of the per-file CPU that is not
-lexing; then the ratio of the two walls, in each of ``--rounds`` rounds, and their median.
-With ``--before DIR``, the same two scans by the minhashdup package under DIR too, in the
-same rounds (``git archive main minhashdup | tar -x -C DIR``).
+release alone, then the folder of all four, then the newest alone again (the four are set
+against the mean of the two: the machine's speed drifts). Reported: wall time, peak memory
+(PSS of the scan and its workers), files walked, files lexed and copies (``stats.cache``), the
+distinct contents among the files walked (digested here), the share of the per-file CPU that
+is not lexing; then the ratio of the walls, in each of ``--rounds`` rounds, and their median.
+With ``--before DIR``, the same scans by the minhashdup package under DIR too, in the same
+rounds (``git archive main minhashdup | tar -x -C DIR``).
 """
 
 from __future__ import annotations
@@ -56,21 +57,23 @@ def main() -> None:
     ratios: dict[str, list[float]] = {label: [] for label, _ in versions}
     walls: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in versions}
     for turn in range(args.rounds):
-        # Each round scans one release then four, by each version (their order reversed every
-        # other round): the machine's speed drifts by a fifth over minutes, so a ratio is taken
-        # within a round, and the median of the rounds reported.
+        # Each round scans, by each version (their order reversed every other round), one
+        # release, then four, then one again: the machine's speed drifts by a fifth or more over
+        # minutes, so the four are set against the mean of the scans of one on either side, a
+        # ratio taken within a round, and the median of the rounds reported.
         for label, pythonpath in versions if turn % 2 == 0 else versions[::-1]:
             pair = []
-            for root in (one, every):
+            for root in (one, every, one):
                 wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
                 stats = json.loads(out)["stats"]
                 pair.append(wall)
                 size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
                 print(f"round {turn + 1} {label}: {root}: {size}; {not_lexing(stats)}")
-            ratios[label].append(pair[1] / pair[0])
-            walls[label][0].append(pair[0])
+            alone = (pair[0] + pair[2]) / 2
+            ratios[label].append(pair[1] / alone)
+            walls[label][0].append(alone)
             walls[label][1].append(pair[1])
-            print(f"round {turn + 1} {label}: four releases / one release = {pair[1] / pair[0]:.2f}")
+            print(f"round {turn + 1} {label}: four releases / one release (mean of two) = {pair[1] / alone:.2f}")
     for label, values in ratios.items():
         rounds = ", ".join(f"{r:.2f}" for r in values)
         median = statistics.median(values)

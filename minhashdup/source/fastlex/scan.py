@@ -41,7 +41,7 @@ def scan(
     (:attr:`.splice.Splice.due`, then as it says), which may complete the tokens from a base's."""
     out: list[str] = []
     due = NEVER if splice is None else splice.due
-    watch = None if splice is None else splice.watch  # a lex recorded for a later version
+    watch = splice.watch if splice is not None and splice.watching else None  # a lex recorded for a later version
     fast_keep, fast_drop, unless_blank, moves = KEEP, DROP, KEEP_UNLESS_BLANK, MOVES  # locals
     pos = 0
     stack = list(start)

@@ -187,7 +187,10 @@ class Splice:
         self.resume: tuple[int, list[str]] = (0, [])
         self.taken = 0  # tokens taken from the base
         self.far: list[Tried] | None = [] if record and reach is not None else None
-        self.watch = None if self.far is None else self._watch
+        # A lex recorded for a later version looks its tables up through :meth:`watch` (the scan
+        # takes the bound method: one kept here would make each splice a cycle, its records and
+        # base freed by the garbage collector only, which then walked them on every collection).
+        self.watching = self.far is not None
         self.lex = next(_LEXES)
         # The base's records, where this lex may read them: numbered by the same Reach.
         self.records = base.far if base is not None and reach is not None and base.reach is reach else None
@@ -253,7 +256,8 @@ class Splice:
                 same = rule == 0
             else:
                 same = m.lastindex == rule and q + groups[0] <= end and m.end() - m.start() == length
-                same = same and spans(joined, m) == groups
+                if same:  # the rule's end alone (Reach.spans of a rule whose tokens are its text), or all
+                    same = m.end(rule) - m.start() == groups[0] if len(groups) == 1 else spans(joined, m) == groups
             if not same:
                 reached = q
                 break
@@ -319,25 +323,15 @@ class Splice:
                 past = bisect.bisect_left(self.records, there, key=_at)
                 self.far += _moved(self.records[past:], self.shift)
 
-    def _watch(self, state: Any) -> Any:
+    def watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
         later version): at a character a rule reading anything may start with, the state's whole
-        pattern, whose match tells :meth:`tried` (:class:`.watch.Watch`)."""
+        pattern, whose every match there is kept in :attr:`far` (:class:`.watch.Watch`)."""
         reach = self.reach
         reach.current = self
         if state.joined is None and reach.far_in(state):  # run rule by rule: not watched
             self.far = None
         return state.table if state.joined is None else reach.watch(state, self.lex)
-
-    def tried(self, pos: int, number: int, joined: Any, m: Any) -> None:
-        """The scan tried ``joined`` (rules that may read anything among those it joins; its
-        ``number`` among the reach's) at ``pos``, which gave ``m``: kept, for a later version to
-        try again (:meth:`_middle`)."""
-        if self.far is not None:
-            if m is None:
-                self.far.append((pos, number, 0, (), 0))
-            else:
-                self.far.append((pos, number, m.lastindex, self.reach.spans(joined, m), m.end() - pos))
 
 
 def _at(entry: Tried) -> int:

@@ -12,8 +12,8 @@ class Watch:
     """A state's first look-up table for a lex recorded for a later version (:meth:`table`): as
     the state's own (:attr:`.states.State.table`), but at a character some rule reading anything
     may start with (ASCII only: :class:`.reach.Reach`), the state's pattern for it wrapped so that each
-    match there is told to the lex being recorded (:attr:`.reach.Reach.current`,
-    :meth:`.splice.Splice.tried`)."""
+    match there is kept by the lex being recorded (:attr:`.reach.Reach.current`, in its
+    :attr:`.splice.Splice.far`)."""
 
     def __init__(self, reach: Any, state: Any) -> None:  # reach: a .reach.Reach (imports this)
         self.reach, self.state = reach, state
@@ -38,14 +38,24 @@ class Watch:
 
     def _wrapped(self, joined: Any) -> Any:
         # A match whose rule comes before every rule of joined's that may read anything tried
-        # none of them (the first alternative that matches is the match): nothing to tell.
+        # none of them (the first alternative that matches is the match): nothing to keep. The
+        # rest is kept as :data:`.splice.Tried`, for a later version to try again: where, which
+        # pattern, the rule that matched and what it gave (Reach.spans, which is the rule's end
+        # alone for a rule whose tokens are its text: made here, a call less per match).
         reach, inner = self.reach, joined.match
-        _, number, _, first = reach.joined(joined)
+        _, number, counts, first = reach.joined(joined)
 
         def match(text: str, pos: int) -> Any:
             m = inner(text, pos)
-            if m is None or m.lastindex >= first:
-                reach.current.tried(pos, number, joined, m)
+            if m is None:
+                far = reach.current.far
+                if far is not None:
+                    far.append((pos, number, 0, (), 0))
+            elif (rule := m.lastindex) >= first:
+                far = reach.current.far
+                if far is not None:
+                    spans = (m.end(rule) - pos,) if counts[rule] == 1 else reach.spans(joined, m)
+                    far.append((pos, number, rule, spans, m.end() - pos))
             return m
 
         return type(joined)(match, joined.plans, joined.fast)
