@@ -35,18 +35,17 @@ def kept_together(files: Sequence[tuple[str, int]], most: int) -> list[list[int]
         [[0], [2, 3], [1]]
     """
     keys = [(family(path), path) for path, _ in files]
+    order = sorted(range(len(files)), key=keys.__getitem__)
     together = Parts(len(files))
     first: dict[int, int] = {}
     for i, (_, size) in enumerate(files):  # one size: whole, whatever their number
-        together.join(first.setdefault(size, i), i)
-    by_family: dict[str, list[int]] = {}
-    for i in sorted(range(len(files)), key=keys.__getitem__):
-        by_family.setdefault(keys[i][0], []).append(i)
-    for members in by_family.values():  # each version joins the one before it, within the bound
-        for before, i in itertools.pairwise(members):
+        if first.setdefault(size, i) != i:
+            together.join(first[size], i)
+    for before, i in itertools.pairwise(order):  # a version joins the one before it, within the bound
+        if keys[before][0] == keys[i][0]:
             together.join(before, i, most)
     parts: dict[int, list[int]] = {}
-    for i in sorted(range(len(files)), key=keys.__getitem__):
+    for i in order:
         parts.setdefault(together.find(i), []).append(i)
     return list(parts.values())
 
