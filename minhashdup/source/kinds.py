@@ -194,6 +194,7 @@ def _go_header(lines: Iterable[str]) -> str:
 _HEADER_CHARS = 64 * 1024
 
 
+@functools.lru_cache(maxsize=1 << 14)  # the walk asks for every file: names repeat (versions, tests)
 def generated_name(name: str) -> str:
     """The generator convention the file name ``name`` follows, or ``""``.
 
