@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--releases", type=Path, default=RELEASES)
     parser.add_argument("--one", type=Path, default=RELEASES / "go-1.27.3" / "go" / "src", help="one release")
     parser.add_argument("--before", metavar="DIR", help="also the scans by the minhashdup package under DIR")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the two scans (median ratio)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the three scans (median ratio)")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds: at least 1")
@@ -62,18 +62,18 @@ def main() -> None:
         # minutes, so the four are set against the mean of the scans of one on either side, a
         # ratio taken within a round, and the median of the rounds reported.
         for label, pythonpath in versions if turn % 2 == 0 else versions[::-1]:
-            pair = []
+            walls_of = []  # one release, four, one again
             for root in (one, every, one):
                 wall, peak, out = measure([sys.executable, "-m", "minhashdup", "scan", root, *SCAN], pythonpath)
                 stats = json.loads(out)["stats"]
-                pair.append(wall)
+                walls_of.append(wall)
                 size = f"{wall:.2f} s, {peak / 2**20:.0f} MiB, {stats['files_walked']} walked"
                 print(f"round {turn + 1} {label}: {root}: {size}; {not_lexing(stats)}")
-            alone = (pair[0] + pair[2]) / 2
-            ratios[label].append(pair[1] / alone)
+            alone = (walls_of[0] + walls_of[2]) / 2
+            ratios[label].append(walls_of[1] / alone)
             walls[label][0].append(alone)
-            walls[label][1].append(pair[1])
-            print(f"round {turn + 1} {label}: four releases / one release (mean of two) = {pair[1] / alone:.2f}")
+            walls[label][1].append(walls_of[1])
+            print(f"round {turn + 1} {label}: four releases / one release (mean of two) = {walls_of[1] / alone:.2f}")
     for label, values in ratios.items():
         rounds = ", ".join(f"{r:.2f}" for r in values)
         median = statistics.median(values)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import random
 import re
 from typing import Any
 
@@ -122,6 +123,21 @@ def test_recorded_lexes_leave_nothing_for_the_garbage_collector(monkeypatch: pyt
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_recorded_lex_stopped_midway_is_not_kept_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lexing deadline raises inside the scan: the lex being recorded (and its base) must not
+    # stay reachable from the lexer's Reach until the next recorded lex.
+    fast = _fast("go")
+    _, base = fast.significant_tokens_after(GO, None, True)
+
+    def deadline(*args: Any) -> int:
+        raise TimeoutError
+
+    monkeypatch.setattr(Splice, "at", deadline)
+    with pytest.raises(TimeoutError):
+        fast.significant_tokens_after(GO.replace("a + b", "a - b"), base, True)
+    assert fast.reach is not None and fast.reach.current is None
 
 
 def test_a_lex_with_types_takes_a_tail_from_a_base_with_types_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -283,6 +299,24 @@ def test_a_size_group_across_families_keeps_both_families_versions_with_it() -> 
     batches = workers._batches(files, workers.Recipe(5), 2)
     [batch] = [[item.path for item in items] for items, _, _ in batches if any(i.path in sizes for i in items)]
     assert [p for p in batch if p in sizes] == ["r0/x/a.go", "r1/x/a.go", "r2/x/a.go", "r0/y/b.go", "r1/y/b.go"]
+
+
+def test_a_batch_holds_each_family_in_path_order_when_its_bound_cuts_one() -> None:
+    # Many files of few sizes: size groups chain the families into parts larger than the bound,
+    # which cuts a family in two; the part holding its later versions may come first, and a
+    # batch that takes both must still lex them in path order (each takes from the one before).
+    rng = random.Random(1)
+    for _ in range(300):
+        families = [f"p{k}/f{k}.go" for k in range(rng.randint(2, 6))]
+        names = [f"r{i:03d}/{rng.choice(families)}" for i in range(rng.randint(16, 60))]
+        files = [FileEntry(n, n, rng.randint(1, 12)) for n in names]
+        batches = [[item.path for item in items] for items, _, _ in workers._batches(files, workers.Recipe(5), 1)]
+        assert sorted(p for b in batches for p in b) == sorted(names)
+        for batch in batches:
+            for key in {family(p) for p in batch}:
+                assert [p for p in batch if family(p) == key] == sorted(p for p in batch if family(p) == key)
+        for group in workers.same_size(files):
+            assert len({k for k, b in enumerate(batches) for i in group if files[i].path in b}) == 1
 
 
 def test_parts_kept_together_stay_within_their_bound() -> None:

@@ -26,7 +26,7 @@ from minhashdup.engine.parallel import pool_size, process_pool
 from minhashdup.result import SkipReason
 from minhashdup.source import extract
 from minhashdup.source.extracted import Extracted, ReadEntry, no_shingles
-from minhashdup.source.fastlex.versions import Versions, kept_together
+from minhashdup.source.fastlex.versions import Versions, family, kept_together
 from minhashdup.source.normalise import VERBATIM, Normalisation
 from minhashdup.source.safeio import MIB, read_regular_with_stat
 from minhashdup.source.walk import FileEntry
@@ -393,6 +393,8 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_
         batches[-1] += part
         if len(batches[-1]) >= size:
             batches.append([])
-    batches = [b for b in batches if b]
-    batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in path order
+    # In a batch, each family's files in path order: two parts of one family (its bound cut it)
+    # may come in either order, and a version must come after the one it takes from.
+    batches = [sorted(b, key=lambda i: (family(files[i].path), files[i].path)) for b in batches if b]
+    batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in the parts' order
     return [(tuple(_item(files, i) for i in b), recipe, ()) for b in batches]

@@ -108,9 +108,11 @@ class FastLexer:
             if types is not None and base is not None and base.types is None:
                 base = None
             splice = Splice(text, base, self.behind, record, self.reach, types, copies)
-            tokens = scan(self.lexer, self.states, text, at, splice=splice)
-            if self.reach is not None:
-                self.reach.current = None  # the lex recorded is done: not kept alive with its base
+            try:
+                tokens = scan(self.lexer, self.states, text, at, splice=splice)
+            finally:  # the lex recorded is done, or stopped (a deadline): not kept alive with its base
+                if self.reach is not None:
+                    self.reach.current = None
             if splice.marks is not None:  # the types as lexed: retyped below, in place
                 kept = None if types is None else list(types)
                 lexed = Lexed(text, tokens, splice.marks, splice.taken, kept, splice.far, self.reach)

@@ -256,7 +256,7 @@ class Splice:
                 same = rule == 0
             else:
                 same = m.lastindex == rule and q + groups[0] <= end and m.end() - m.start() == length
-                if same:  # the rule's end alone (Reach.spans of a rule whose tokens are its text), or all
+                if same:  # the rule's end alone (Reach.spans of a rule counted one group), or all
                     same = m.end(rule) - m.start() == groups[0] if len(groups) == 1 else spans(joined, m) == groups
             if not same:
                 reached = q
@@ -326,7 +326,8 @@ class Splice:
     def watch(self, state: Any) -> Any:
         """The first look-up table the scan of this text uses in ``state`` (a lex recorded for a
         later version): at a character a rule reading anything may start with, the state's whole
-        pattern, whose every match there is kept in :attr:`far` (:class:`.watch.Watch`)."""
+        pattern, whose matches there that may have tried such a rule are kept in :attr:`far`
+        (:class:`.watch.Watch`)."""
         reach = self.reach
         reach.current = self
         if state.joined is None and reach.far_in(state):  # run rule by rule: not watched

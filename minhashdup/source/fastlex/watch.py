@@ -41,7 +41,8 @@ class Watch:
         # none of them (the first alternative that matches is the match): nothing to keep. The
         # rest is kept as :data:`.splice.Tried`, for a later version to try again: where, which
         # pattern, the rule that matched and what it gave (Reach.spans, which is the rule's end
-        # alone for a rule whose tokens are its text: made here, a call less per match).
+        # alone for a rule counted one group, as Reach.joined counts them: made here, a call less
+        # per match).
         reach, inner = self.reach, joined.match
         _, number, counts, first = reach.joined(joined)
 
