@@ -22,10 +22,9 @@ def kept_together(files: Sequence[tuple[str, int]], most: int) -> list[list[int]
     """The positions of ``files`` (each a path and a size) in parts that a batch of a scan keeps
     whole: the files of one size (maybe copies of one content, lexed once) with the versions of
     each (its :func:`family`), as long as a part holds at most ``most`` files (the files of one
-    size alone may be more). A size group spanning two families joins
-    them: a file's versions then stay with it even so. In each part, a family's files come in
-    path order (a version takes from the one before it); the parts in the order of their first
-    family and path.
+    size alone may be more). A size group spanning two families joins them: a file's versions
+    then stay with it even so. In each part, a family's files come in path order (a version
+    takes from the one before it); the parts in the order of their first family and path.
 
     Example:
         >>> files = [("v1/x/a.go", 3), ("v1/y/b.go", 5), ("v2/x/a.go", 4), ("v2/y/b.go", 4)]

@@ -11,9 +11,9 @@ from minhashdup.source.patterns import ASCII
 class Watch:
     """A state's first look-up table for a lex recorded for a later version (:meth:`table`): as
     the state's own (:attr:`.states.State.table`), but at a character some rule reading anything
-    may start with (ASCII only: :class:`.reach.Reach`), the state's pattern for it wrapped so that each
-    match there is kept by the lex being recorded (:attr:`.reach.Reach.current`, in its
-    :attr:`.splice.Splice.far`)."""
+    may start with (ASCII only: :class:`.reach.Reach`), the state's pattern for it wrapped so that
+    the lex being recorded (:attr:`.reach.Reach.current`) keeps each match there that may have
+    tried such a rule (in its :attr:`.splice.Splice.far`)."""
 
     def __init__(self, reach: Any, state: Any) -> None:  # reach: a .reach.Reach (imports this)
         self.reach, self.state = reach, state
