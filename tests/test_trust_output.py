@@ -666,6 +666,51 @@ def test_sigterm_stops_the_workers_and_exits_143(slow_scan: Any, many_files: Pat
     assert _survivors(found) == []
 
 
+#: A pool left by an exception while its queue of tasks is full: the thread writing the tasks into
+#: the pipe the workers read is blocked for good once they are killed.
+STOPPED_WITH_TASKS_QUEUED = textwrap.dedent(
+    """
+    import time
+
+    from minhashdup.engine.parallel import process_pool
+
+
+    class Stop(Exception):
+        pass
+
+
+    def work(arg):
+        time.sleep(3)
+        return len(arg)
+
+
+    if __name__ == "__main__":
+        try:
+            with process_pool(1) as executor:
+                executor.submit(work, b"")
+                for _ in range(4):
+                    executor.submit(work, b"x" * 300_000)  # more than a pipe holds
+                time.sleep(0.5)
+                raise Stop
+        except Stop:
+            print("stopped")
+    """
+)
+
+
+def test_a_pool_stopped_with_tasks_still_queued_lets_the_process_exit(tmp_path: Path) -> None:
+    # Python 3.10's pool waited at exit for the thread feeding tasks to the dead workers: the
+    # scan printed "terminated" and never ended (test_sigterm_stops_the_workers_and_exits_143
+    # failed now and then in CI). The pool's task queue no longer waits for that thread.
+    script = tmp_path / "stopped.py"
+    script.write_text(STOPPED_WITH_TASKS_QUEUED)
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process did not exit after its pool was stopped")
+    assert (done.returncode, done.stdout) == (0, "stopped\n")
+
+
 SWALLOWED = textwrap.dedent(
     """
     import signal, sys, time, weakref

@@ -137,6 +137,13 @@ def _terminate(executor: ProcessPoolExecutor) -> None:
         _quiet_when_it_fails(manager)
     for process in processes:
         process.terminate()  # SIGTERM: workers keep its default action
+    # The queue of tasks has a thread writing them into a pipe that the workers read; with the
+    # workers gone, one blocked on a full pipe (tasks waiting, a large batch) never ends, and the
+    # pool's thread and the interpreter's exit would wait for it: the scan hung after its
+    # "terminated". What it still holds is not wanted.
+    call_queue = getattr(executor, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(_GRACE)
