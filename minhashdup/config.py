@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
-from minhashdup.source.ignore import compile_globs
 from minhashdup.source.normalise import Normalisation
-from minhashdup.source.safeio import MIB, TooLargeError, posix_class, read_regular
+from minhashdup.source.rules.globs import posix_class
+from minhashdup.source.rules.ignore import compile_globs
+from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
 if TYPE_CHECKING:
     from pathlib import Path

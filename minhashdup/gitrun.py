@@ -1,5 +1,5 @@
 """Git run on a repository nobody has reviewed: for the CI review (:mod:`minhashdup.ci.git`)
-and for the walk, which asks which files git tracks (:class:`minhashdup.source.ignore.Tracked`).
+and for the walk, which asks which files git tracks (:class:`minhashdup.source.rules.ignore.Tracked`).
 
 No value reaches git where an option could be, and the repository's own configuration may not
 run programs: ``core.fsmonitor``, hooks and filter drivers are switched off for every call

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minhashdup.source.attributes import Attributes, marks, parse
 from minhashdup.source.kinds import _lines, generated_marker, generated_name, not_code, vendored_path
+from minhashdup.source.rules.attributes import Attributes, marks, parse
 from minhashdup.source.tokens import NoLexerError, declared_lexer, lexer_for
 from minhashdup.source.walk import walk
 

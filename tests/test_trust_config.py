@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from minhashdup.ci import baseline as baselines
 from minhashdup.errors import ExitCode
-from minhashdup.source.safeio import posix_class
+from minhashdup.source.rules.globs import posix_class
 
 from .conftest import go_file, near_copy, render_go, run
 

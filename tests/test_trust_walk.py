@@ -25,7 +25,7 @@ import pathspec
 import pytest
 
 from minhashdup.errors import ExitCode
-from minhashdup.source.ignore import IGNORE_NESTING_LIMIT, compile_globs
+from minhashdup.source.rules.ignore import IGNORE_NESTING_LIMIT, compile_globs
 from minhashdup.source.safeio import IGNORE_FILE_LIMIT
 from minhashdup.source.walk import Skip, SkipReason, WalkResult, walk
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from minhashdup.config import PLAIN_GLOB_CHARS, check_globs
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import SkipReason
-from minhashdup.source.ignore import compile_globs
+from minhashdup.source.rules.ignore import compile_globs
 from minhashdup.source.walk import _child, walk
 
 from .conftest import TreeFactory
@@ -222,8 +222,8 @@ def test_walk_order_is_files_by_name_then_folders(make_tree: TreeFactory) -> Non
 
 @pytest.mark.parametrize("globs", [["*.yaml", "a/b/"], ["conf/"], ["*"], ["*.yaml", "!a/b/c/"], ["a/*/c/"]])
 def test_names_file_with_a_walks_memo_answers_as_without(globs: list[str]) -> None:
-    from minhashdup.source.ignore import compile_globs
     from minhashdup.source.kinds import names_file
+    from minhashdup.source.rules.ignore import compile_globs
 
     spec = compile_globs(globs, "include")
     assert spec is not None

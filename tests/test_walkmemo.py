@@ -432,7 +432,7 @@ def test_an_impossible_path_is_refused_as_without_a_memo(path: str) -> None:
 def test_a_gitignore_past_the_nesting_limit_is_witnessed(make_tree: TreeFactory, settled_now: None) -> None:
     # One nested under IGNORE_NESTING_LIMIT others is not read, only named in a warning: it is
     # probed all the same, and one added there is a change.
-    from minhashdup.source.ignore import IGNORE_NESTING_LIMIT
+    from minhashdup.source.rules.ignore import IGNORE_NESTING_LIMIT
 
     deep = "/".join(f"d{i}" for i in range(IGNORE_NESTING_LIMIT + 1))
     files = {

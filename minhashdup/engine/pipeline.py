@@ -236,8 +236,9 @@ def _replayed(result: Result, walked: Walked) -> Result:
 
 #: The memo's layout, or the rules it was walked by: a memo of another is not used (2: by column;
 #: 3: ignore files read by git's lines, ``X/**`` as what is inside ``X``; 4: tracked files never gitignored;
-#: 5: a POSIX class's line not applied, one notice for an unreadable folder, a named root never ignored).
-MEMO_FORMAT = 5
+#: 5: a POSIX class's line not applied, one notice for an unreadable folder, a named root never ignored;
+#: 6: each path judged by the last ignore line that matches it, a \\ in a set read as git reads it).
+MEMO_FORMAT = 6
 
 
 class Store(Protocol):

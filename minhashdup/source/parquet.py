@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 from minhashdup.errors import ConfigError, InputPathError
 from minhashdup.result import Skip, SkipReason
 from minhashdup.source.extracted import ReadEntry
-from minhashdup.source.ignore import VCS_DIRS, Rules, compile_globs, filtered
 from minhashdup.source.kinds import Kinds, file_kind
 from minhashdup.source.paths import Dataset
+from minhashdup.source.rules.ignore import VCS_DIRS, Rules, compile_globs, filtered
 from minhashdup.source.walk import FileEntry
 
 #: The content bytes one part holds at most (past one batch): the per-file stage takes a part, and

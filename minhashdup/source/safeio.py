@@ -5,14 +5,13 @@ A repository can hold anything where a source file or a ``.gitignore`` is expect
 that grows while it is read. :func:`read_regular` opens without blocking, checks what it
 opened (not what the name pointed at a moment before) and reads at most ``limit`` bytes.
 :func:`read_rules_file` reads a ``.gitignore`` or ``.gitattributes`` so, :func:`git_lines`
-splits it as git does, :func:`posix_class` finds a glob pathspec would read otherwise.
+splits it as git does.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 
 from minhashdup.source.witnesses import saw_stat
@@ -24,7 +23,6 @@ __all__ = [
     "TooLargeError",
     "git_lines",
     "kind_of",
-    "posix_class",
     "read_ends",
     "read_regular",
     "read_regular_with_stat",
@@ -183,35 +181,3 @@ def read_rules_file(path: str, shown: str | None, warnings: list[str], follow: b
         why = f"cannot read ({err.strerror or err})"
     warnings.append(f"{shown or path}: {why}; its rules are not applied, so the files it lists are scanned")
     return None
-
-
-def posix_class(glob: str) -> bool:
-    """Whether ``glob`` holds a POSIX class (``[:alpha:]``) in a bracket set, which pathspec
-    reads as another set. Outside a set, as in git, ``\\`` makes the next character literal:
-    ``\\[[:x:]]`` is ``[``, the set of ``:`` and ``x``, then ``]``. In a set, ``\\[:alpha:]``
-    counts: git reads ``[`` there, but RE2 a backslash and the class.
-
-    Example:
-        >>> posix_class("[[:alpha:]]*.py"), posix_class("x[!][:digit:]]"), posix_class("\\\\[[:x:]]")
-        (True, True, False)
-    """
-    if "[:" not in glob:  # the common case: no class can start
-        return False
-    i, end = 0, len(glob)
-    while i < end:
-        if glob[i] != "[":
-            i += 2 if glob[i] == "\\" else 1
-            continue
-        i += 2 if glob.startswith(("[!", "[^"), i) else 1
-        i += glob.startswith("]", i)  # first in a set, ] is a member
-        while i < end and glob[i] != "]":  # up to git's end of the set (pathspec's is there or before)
-            i += glob[i] == "\\"
-            if _POSIX_CLASS.match(glob, i):
-                return True
-            i += 1
-        i += 1
-    return False
-
-
-#: A POSIX class where it starts.
-_POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")

@@ -10,7 +10,7 @@ A repository's contents cannot make the walk unbounded: each real folder is list
 root (a second link to it is a ``duplicate-path`` skip, so a ladder of folders that link twice
 to the next costs one listing per folder, not two to the power of its height), and the walk is
 a loop, not a recursion. Which entries the globs, ``.gitignore`` files and version-control
-folders leave out, and how reading those files stays bounded, is :mod:`.ignore`'s part.
+folders leave out, and how reading those files stays bounded, is :mod:`.rules.ignore`'s part.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from typing import NamedTuple
 
 from minhashdup.errors import InputPathError
 from minhashdup.result import Skip, SkipReason
-from minhashdup.source.attributes import Attributes, attribute_chain, marks, with_folder_attributes
-from minhashdup.source.ignore import (
+from minhashdup.source.kinds import Kinds, file_kind, vendored_path
+from minhashdup.source.rules.attributes import Attributes, attribute_chain, marks, with_folder_attributes
+from minhashdup.source.rules.ignore import (
     IGNORE_NESTING_LIMIT,
     Rules,
     compile_globs,
@@ -35,7 +36,6 @@ from minhashdup.source.ignore import (
     root_rules,
     with_folder_gitignore,
 )
-from minhashdup.source.kinds import Kinds, file_kind, vendored_path
 from minhashdup.source.safeio import MIB, kind_of
 from minhashdup.source.witnesses import saw_path, saw_stat
 

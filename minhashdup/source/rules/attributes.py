@@ -4,7 +4,7 @@ GitHub's linguist reads these to leave generated and vendored files out of a rep
 statistics and diffs; a repository that sets them has said which files are not its own code.
 The files are read as :mod:`.ignore` reads ``.gitignore`` files (regular files of at most
 :data:`~minhashdup.source.safeio.IGNORE_FILE_LIMIT` bytes, no links, at most
-:data:`~minhashdup.source.ignore.IGNORE_NESTING_LIMIT` on a path), from the repository's top
+:data:`~minhashdup.source.rules.ignore.IGNORE_NESTING_LIMIT` on a path), from the repository's top
 and ``.git/info/attributes`` down to each folder, deeper files overriding shallower ones and
 later lines earlier ones, as in git.
 
@@ -22,14 +22,13 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.ignore import matchable, prefix_of, repository_folders
+from minhashdup.source.rules.globs import FOLDER_TAIL
+from minhashdup.source.rules.ignore import matchable, prefix_of, repository_folders
 from minhashdup.source.safeio import git_lines, read_rules_file
 
 #: The attributes read, by the kind of file they mark.
 GENERATED, VENDORED = "linguist-generated", "linguist-vendored"
 _WANTED = (GENERATED, VENDORED)
-#: pathspec's ending of a pattern that may also match a folder: for attributes it must match the path.
-_FOLDER_TAIL = "(?:(?P<ps_d>/)|$)"
 
 
 class _Matcher(Protocol):  # re2.Set, by RE2's names
@@ -51,7 +50,7 @@ class Lines(tuple[_Line, ...]):
 
 class Attributes(NamedTuple):
     """One ``.gitattributes`` file in force; paths relative to the root are matched as
-    ``prefix + rel[strip:]`` (see :class:`minhashdup.source.ignore.Ignore`)."""
+    ``prefix + rel[strip:]`` (see :class:`minhashdup.source.rules.ignore.Ignore`)."""
 
     lines: Lines
     prefix: str
@@ -123,8 +122,8 @@ def _regex(pattern: str) -> str | None:
         return None
     if regex is None:
         return None
-    if regex.endswith(_FOLDER_TAIL):
-        regex = regex[: -len(_FOLDER_TAIL)] + "$"
+    if regex.endswith(FOLDER_TAIL):  # a pattern that may match a folder: for attributes, the path
+        regex = regex[: -len(FOLDER_TAIL)] + "$"
     return str(regex)
 
 

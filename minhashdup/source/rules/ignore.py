@@ -21,7 +21,8 @@ from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.safeio import git_lines, posix_class, read_rules_file
+from minhashdup.source.rules.globs import git_sets, inside, per_entry, posix_class
+from minhashdup.source.safeio import git_lines, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
 if TYPE_CHECKING:  # imported when first compiling: a warm scan, its walk remembered, needs none of it
@@ -139,20 +140,32 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
         raise ConfigError("{0}: {why}", name, why=str(exc)) from None
 
 
-def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    """gitignore patterns as pathspec matches them (:func:`inside`).
+def _compile(lines: Sequence[str], per_path: bool = False) -> pathspec.GitIgnoreSpec:
+    """gitignore patterns as pathspec matches them, read as git reads them (:mod:`.globs`);
+    ``per_path``: an ignore file's, judging each path by the last line that matches it
+    (:func:`.globs.per_entry`), where a line git matches nothing with is blank.
 
     Raises:
         ValueError: a pattern is invalid.
     """
     import pathspec
 
+    read = [git_sets(inside(line)) for line in lines]
+    if None in read and not per_path:
+        raise ValueError(
+            f"invalid glob {lines[read.index(None)]!r} (a set not closed, or a last \\); use gitignore syntax"
+        )
     try:
         # pathspec compiles each pattern with re too, which warns of sets it may read otherwise one
         # day ([[], [a&&b]): RE2 matches them, as git reads them (POSIX classes: posix_class).
         with catch_warnings(record=True) as heard:
             simplefilter("always")
-            spec = pathspec.GitIgnoreSpec.from_lines([inside(line) for line in lines], backend=BACKEND)
+            texts = ["" if line is None else line for line in read]
+            if not per_path:
+                spec = pathspec.GitIgnoreSpec.from_lines(texts, backend=BACKEND)
+            else:  # read by pathspec alone, then matched by RE2 as git judges one path
+                patterns = pathspec.GitIgnoreSpec.from_lines(texts, backend="simple").patterns
+                spec = pathspec.GitIgnoreSpec(per_entry(list(patterns)), backend=BACKEND)
     except Exception as exc:  # pathspec raises several types for bad patterns
         raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
     for other in (w for w in heard if not issubclass(w.category, FutureWarning)):  # not ours to hide
@@ -230,13 +243,17 @@ def named_root(chain: Sequence[Ignore], root_real: str, warnings: list[str]) -> 
     where ``.venv/`` is ignored), with a warning. A rule that does is applied only to what lies
     inside the root, as ripgrep does: a name (``build/``) to the folders of that name inside it
     (:func:`_inside`), a path (``/build``) not at all. Nothing changes where the root is not left out."""
-    if not _ignored("", False, [ignore for ignore in chain if ignore.prefix]):  # the root, as an entry is judged
+    above = [ignore for ignore in chain if ignore.prefix]
+    depth = max((ignore.prefix.count("/") for ignore in above), default=0)
+    levels = [[i._replace(prefix=_up(i.prefix, up)) for i in above if i.prefix.count("/") > up] for up in range(depth)]
+    if not any(_ignored("", False, level) for level in levels):  # the root and each folder above it
         return tuple(chain)
     kept, dropped = [], list[str]()
     for ignore in chain:
         spec, patterns, before = type(ignore.spec), [], len(dropped)
+        ups = [_up(ignore.prefix, up) for up in range(ignore.prefix.count("/"))]
         for p in ignore.spec.patterns:  # each matched by RE2 on its own: pathspec's own uses re
-            if p.include and ignore.prefix and spec([p], backend=BACKEND).match_file(ignore.prefix):
+            if p.include and any(spec([p], backend=BACKEND).match_file(folder) for folder in ups):
                 dropped.append(f"{p.pattern!r} in {ignore.path}")
                 patterns += _inside(str(p.pattern), ignore.prefix)
             else:
@@ -248,6 +265,11 @@ def named_root(chain: Sequence[Ignore], root_real: str, warnings: list[str]) -> 
     return tuple(kept)
 
 
+def _up(prefix: str, up: int) -> str:
+    """The folder ``up`` levels above the one at ``prefix`` (``"a/b/c/"``, 1: ``"a/b/"``)."""
+    return prefix.rsplit("/", up + 1)[0] + "/"
+
+
 def _inside(pattern: str, prefix: str) -> list[Any]:
     """A rule that leaves out a root (at ``prefix`` from its file's folder), as it applies inside
     the root: a name (no ``/`` but a last one, or after a first ``**/``) anchored below the root
@@ -256,7 +278,7 @@ def _inside(pattern: str, prefix: str) -> list[Any]:
     if "/" in body.rstrip("/"):
         return []
     below = "".join("\\" + c if c in "\\*?[" else c for c in prefix)
-    return list(_compile([f"/{below}**/{body}"]).patterns)
+    return list(_compile([f"/{below}**/{body}"], per_path=True).patterns)
 
 
 def repository_folders(root_real: str) -> tuple[str, list[str]]:
@@ -329,7 +351,7 @@ def _read_ignore_file(
     if lines is None:
         return None
     try:
-        return _compile(lines)
+        return _compile(lines, per_path=True)
     except ValueError as err:  # a pattern invalid or too nested: a hostile .gitignore must not stop the scan
         warnings.append(f"{shown or path}: {err}; its rules are not applied, so the files it lists are scanned")
         return None
@@ -360,21 +382,3 @@ def _without(
     )
     left_out = set(bad)
     return None if negation else ["" if n in left_out else line for n, line in enumerate(lines)]
-
-
-def inside(pattern: str) -> str:
-    """``X/**`` as ``X/**/*``, ``X/**/`` as ``X/**/*/``: the same paths in git, what lies inside
-    ``X`` (folders only with the trailing ``/``), not ``X``. pathspec matches the folder ``X``
-    itself with both forms, and with the second the files in it: ``X`` was left out whole, and a
-    negation inside it (``!X/keep.go``, which git applies) was never reached.
-
-    Example:
-        >>> [inside(p) for p in ("build/**", "!build/**/", "build/**  ", "**", "a/b**", "#x/**")]
-        ['build/**/*', '!build/**/*/', 'build/**/*', '**', 'a/b**', '#x/**/*']
-    """
-    body = pattern.rstrip(" ")  # git drops trailing spaces that are not escaped
-    if body.endswith("/**"):
-        return body + "/*"
-    if body.endswith("/**/"):
-        return body + "*/"
-    return pattern

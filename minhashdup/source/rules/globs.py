@@ -1,0 +1,203 @@
+"""git's glob dialect where pathspec reads a pattern otherwise.
+
+pathspec turns a gitignore line into a regular expression; RE2 matches it. These helpers mend
+what that reading gets wrong against git (git 2.39's answers, ``git ls-files -o
+--exclude-standard``), each where the pattern is compiled:
+
+- :func:`inside`: ``X/**`` names what lies inside ``X``, not ``X``;
+- :func:`per_entry`: each path is judged by the last line that matches that path itself (an
+  ignore file's whitelist, ``*`` then ``!*/``, keeps every folder);
+- :func:`git_sets`: ``\\`` inside a bracket set escapes the next character, and a set git
+  cannot close makes the line match nothing;
+- :func:`posix_class`: a POSIX class (``[:alpha:]``), which pathspec reads as another set, is found.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from pathspec.pattern import RegexPattern
+
+    Pattern = TypeVar("Pattern", bound=RegexPattern)
+
+#: pathspec's endings of a pattern's regular expression that may match a folder: the folder's
+#: own ``/`` and everything under it (a folder-only pattern), or that or the end.
+FOLDER_MARK = "(?P<ps_d>/)"
+FOLDER_TAIL = f"(?:{FOLDER_MARK}|$)"
+
+
+def inside(pattern: str) -> str:
+    """``X/**`` as ``X/**/*``, ``X/**/`` as ``X/**/*/``: the same paths in git, what lies inside
+    ``X`` (folders only with the trailing ``/``), not ``X``. pathspec matches the folder ``X``
+    itself with both forms, and with the second the files in it: ``X`` was left out whole, and a
+    negation inside it (``!X/keep.go``, which git applies) was never reached.
+
+    Example:
+        >>> [inside(p) for p in ("build/**", "!build/**/", "build/**  ", "**", "a/b**", "#x/**")]
+        ['build/**/*', '!build/**/*/', 'build/**/*', '**', 'a/b**', '#x/**/*']
+    """
+    body = pattern.rstrip(" ")  # git drops trailing spaces that are not escaped
+    if body.endswith("/**"):
+        return body + "/*"
+    if body.endswith("/**/"):
+        return body + "*/"
+    return pattern
+
+
+def per_entry(patterns: list[Pattern]) -> list[Pattern]:
+    """``patterns`` (pathspec's, of one ignore file) matching a path only where they match that
+    path itself, as git judges each entry of a folder it walks: the walk asks of a folder before
+    entering it, so a match of what lies under a folder (``vendor/`` on ``vendor/x.go``) is
+    never the question. With no such matches, pathspec's gitignore ranking leaves the last
+    matching line the winner, as in git; with them it ranked a file-pattern match over a later
+    folder-pattern one (``*`` over ``!*/``), and a negation of a folder re-included what a
+    later-judged line inside it left out.
+
+    Raises:
+        ValueError: a pattern's expression marks a folder where this does not know the form.
+
+    Example:
+        >>> from pathspec import GitIgnoreSpec
+        >>> kept = GitIgnoreSpec(per_entry(list(GitIgnoreSpec.from_lines(["*", "!*/", "!*.go"]).patterns)))
+        >>> [kept.match_file(p) for p in ("sub/", "sub/a.go", "sub/a.txt")]
+        [False, False, True]
+    """
+    out = []
+    for pattern in patterns:
+        if pattern.include is None or pattern.regex is None:
+            continue  # a comment or a blank line
+        regex = str(pattern.regex.pattern)
+        if regex.endswith(FOLDER_TAIL):
+            regex = regex[: -len(FOLDER_TAIL)] + "/?$"  # the path itself, a file or a folder
+        elif regex.endswith(FOLDER_MARK):
+            regex = regex[: -len(FOLDER_MARK)] + "/$"  # the folder itself
+        if "ps_d" in regex:
+            raise ValueError(f"cannot read the pattern {pattern.pattern!r} for one path alone")
+        copied = copy.copy(pattern)
+        copied.regex = re.compile(regex)
+        out.append(copied)
+    return out
+
+
+def git_sets(glob: str) -> str | None:
+    """``glob`` with each bracket set that holds a ``\\`` written as pathspec reads it the way git
+    does (pathspec keeps a ``\\`` in a set as a member and ends the set at the first ``]``; git
+    escapes the next character), and each that holds a ``/`` (which git's sets never match, and
+    where pathspec cuts the pattern) without it; ``None`` where git's glob matches nothing: a set
+    git does not close or that holds only ``/``, or a last ``\\``. A set with a range to or from
+    an escaped character or a POSIX class is left as it is.
+
+    Example:
+        >>> [git_sets(g) for g in ("[a\\\\]b].go", "x[\\\\]]", "[a\\\\]", "a\\\\", "[a-c].go", "\\\\[x]")]
+        ['[]ab].go', 'x\\\\]', None, None, '[a-c].go', '\\\\[x]']
+    """
+    if "\\" not in glob and ("[" not in glob or "/" not in glob):
+        return glob
+    out, i, end = [], 0, len(glob)
+    while i < end:
+        if glob[i] == "\\":
+            if i + 1 == end:
+                return None
+            out.append(glob[i : i + 2])
+            i += 2
+        elif glob[i] == "[":
+            j, members = _git_set(glob, i)
+            if j < 0:
+                return None
+            out.append(members if members is not None else glob[i:j])
+            i = j
+        else:
+            out.append(glob[i])
+            i += 1
+    text = "".join(out)
+    if _anchored(glob) and not _anchored(text):  # a / in a set still anchored the line in git
+        return "!/" + text[1:] if text.startswith("!") else "/" + text
+    return text
+
+
+def _anchored(glob: str) -> bool:
+    """Whether git matches the line from its file's folder: a ``/`` before its end."""
+    return "/" in glob.removeprefix("!").rstrip("/")
+
+
+def _git_set(glob: str, start: int) -> tuple[int, str | None]:
+    """The set at ``start`` as git's wildmatch reads it: where it ends (-1: never) and how
+    pathspec is to read it (``None``: as written)."""
+    i, end = start + 1, len(glob)
+    negated = glob.startswith(("!", "^"), i)
+    i += negated
+    chars, ranges, escaped, prev, first = list[str](), list[str](), False, "", True
+    while i < end and (first or glob[i] != "]"):  # first in a set, ] is a member
+        first, char = False, glob[i]
+        if char == "\\":
+            if i + 1 == end:
+                return -1, None
+            i, escaped = i + 1, True
+            prev = glob[i]
+            chars.append(prev)
+        elif char == "-" and prev and i + 1 < end and glob[i + 1] != "]":  # a range from prev
+            if glob[i + 1] == "\\" or prev in "]\\^[-":
+                return _set_end(glob, i), None
+            chars.pop()
+            ranges.append(f"{prev}-{glob[i + 1]}")
+            i, prev = i + 1, ""
+        elif glob.startswith("[:", i):
+            return _set_end(glob, i), None  # a class: left to posix_class
+        else:
+            prev = char
+            chars.append(char)
+        i += 1
+    if i >= end:
+        return -1, None
+    if not escaped and "/" not in chars:
+        return i + 1, None
+    chars = [c for c in chars if c != "/"]  # a set never matches a / (pathspec would cut it there)
+    if not chars and not ranges:
+        return (i + 1, "?") if negated else (-1, None)
+    if not negated and not ranges and len(set(chars)) == 1:
+        return i + 1, "\\" + chars[0]  # one character: itself, outside any set
+    plain = "".join(c for c in dict.fromkeys(chars) if c not in "]^[-")
+    body = ("]" if "]" in chars else "") + plain + "".join(ranges) + "".join(c for c in "[^-" if c in chars)
+    return i + 1, "[" + ("!" if negated else "") + body + "]"
+
+
+def _set_end(glob: str, i: int) -> int:
+    """Where git ends the set that ``i`` lies in (-1: never)."""
+    while i < len(glob) and glob[i] != "]":
+        i += 2 if glob[i] == "\\" else 1
+    return i + 1 if i < len(glob) else -1
+
+
+def posix_class(glob: str) -> bool:
+    """Whether ``glob`` holds a POSIX class (``[:alpha:]``) in a bracket set, which pathspec
+    reads as another set. Outside a set, as in git, ``\\`` makes the next character literal:
+    ``\\[[:x:]]`` is ``[``, the set of ``:`` and ``x``, then ``]``. In a set, ``\\[:alpha:]``
+    counts: git reads ``[`` there, but RE2 a backslash and the class.
+
+    Example:
+        >>> posix_class("[[:alpha:]]*.py"), posix_class("x[!][:digit:]]"), posix_class("\\\\[[:x:]]")
+        (True, True, False)
+    """
+    if "[:" not in glob:  # the common case: no class can start
+        return False
+    i, end = 0, len(glob)
+    while i < end:
+        if glob[i] != "[":
+            i += 2 if glob[i] == "\\" else 1
+            continue
+        i += 2 if glob.startswith(("[!", "[^"), i) else 1
+        i += glob.startswith("]", i)  # first in a set, ] is a member
+        while i < end and glob[i] != "]":  # up to git's end of the set (pathspec's is there or before)
+            i += glob[i] == "\\"
+            if _POSIX_CLASS.match(glob, i):
+                return True
+            i += 1
+        i += 1
+    return False
+
+
+#: A POSIX class where it starts.
+_POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")
