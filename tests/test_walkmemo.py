@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -447,3 +448,26 @@ def test_a_gitignore_past_the_nesting_limit_is_witnessed(make_tree: TreeFactory,
     now = _fresh(root)
     assert now.warnings != before.warnings
     assert _remembered(root, memos) == now
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_result_found_again_gives_the_warnings_of_its_own_walk(make_tree: TreeFactory, settled_now: None) -> None:
+    # An ignore file above the root changes what the walk warns of, not which files it walks: the
+    # result found again carries the warnings of this run's walk, not those of the run that kept it.
+    rng = random.Random(3)
+    base = go_file(rng, 6)
+    top = make_tree({".gitignore": "sub/\n", **{f"sub/f{i}.go": render_go(near_copy(base, rng, 1)) for i in range(3)}})
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    root, config = [str(top / "sub")], Config(cache=True, jobs=1, threshold=0.3)
+    _tick()
+    first = scan(root, config)
+    assert len([w for w in first.warnings if "scanned as named" in w]) == 1 and first.pairs
+    (top / ".gitignore").write_text("*.txt\n")
+    _tick()
+    warm, cold = scan(root, config), scan(root, Config(cache=False, jobs=1, threshold=0.3))
+    assert warm.stats.cache["result"] == 1 and warm.warnings == cold.warnings == []
+    assert warm.pairs == cold.pairs == first.pairs
+    (top / ".gitignore").write_text("sub/\n")
+    _tick()
+    again = scan(root, config)
+    assert again.stats.cache["result"] == 1 and again.warnings == first.warnings

@@ -43,8 +43,9 @@ FIELDS: tuple[tuple[str, Callable[[Any], Any], Callable[[Any], Any]], ...] = (
 )
 
 #: Part of each stored result's key: the JSON report's ``SCHEMA_VERSION`` and the stored form's
-#: own version (2 added ``unpaired``), so that no result of another shape is ever read back.
-STORED_SCHEMA = (SCHEMA_VERSION, 2)
+#: own version (2 added ``unpaired``; 3 left out the walk's warnings, which a replay takes from its
+#: own walk), so that no result of another shape is ever read back.
+STORED_SCHEMA = (SCHEMA_VERSION, 3)
 
 
 def encode_result(result: Result) -> bytes:

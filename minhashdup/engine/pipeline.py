@@ -114,7 +114,11 @@ def scan(paths: PathsArg | Dataset, config: Config | None = None, progress: Prog
         engine: Engine = LocalEngine(progress, cache)  # the seam: another engine plugs in here
         if cache is None:
             return with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, None)
-        return cache.keep(with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, cache))
+        walk_warnings = list(walked.warnings)  # the collect adds its own warnings after them
+        found = with_verbatim(find_pairs(engine.collect(walked, config), config), again, config, cache)
+        if found.warnings[: len(walk_warnings)] == walk_warnings:  # kept without: a replay gives its own walk's
+            cache.keep(dataclasses.replace(found, warnings=found.warnings[len(walk_warnings) :]))
+        return found
 
 
 def scan_dataset(dataset: Dataset, config: Config, progress: ProgressFactory | None = None) -> Result:
@@ -223,7 +227,8 @@ def _own_files(files: list[FileEntry], own: Sequence[str]) -> tuple[list[FileEnt
 
 
 def _replayed(result: Result, walked: Walked) -> Result:
-    """The stored result of this very scan, with this run's timings."""
+    """The stored result of this very scan, with this run's timings and its walk's warnings first."""
+    result = dataclasses.replace(result, warnings=[*walked.warnings, *result.warnings])
     stats = result.stats
     stats.seconds = {"walk": walked.seconds, "lex": time.perf_counter() - walked.ended}
     stats.seconds["total"] = sum(stats.seconds.values())
