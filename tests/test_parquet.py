@@ -359,3 +359,37 @@ def test_reports_that_read_the_files_from_disk_are_refused(tree: Path, tmp_path:
     out = io.StringIO()
     minhashdup.write_report(result, "csv", out)
     assert out.getvalue().count("\n") == len(result.pairs) + 1
+
+
+def test_a_datasets_baseline_names_its_rows_and_knows_them_from_any_folder(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rows' paths are names, not files on this disk: an entry is not "gone" because no file
+    # is there, nor keyed by where the scan ran; it is gone when no row of the dataset has it.
+    rows = sorted((f"repo/{p.relative_to(tree).as_posix()}", p.read_bytes()) for p in tree.rglob("*") if p.is_file())
+    data, base = _write(tmp_path / "d.parquet", rows), tmp_path / "ci" / "base.json"
+    base.parent.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert run("scan", "--parquet", str(data), "-q", "--write-baseline", str(base))[0] == ExitCode.OK
+    recorded = json.loads(base.read_text())["pairs"]
+    assert len(recorded) > 3 and all(e["a"].startswith("repo/") and e["b"].startswith("repo/") for e in recorded)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    code, out, err = run(
+        "scan", "--parquet", str(data), "-q", "-f", "json", "--baseline", str(base), "--max-pairs", "0"
+    )
+    doc = json.loads(out)
+    assert code == ExitCode.OK and "no longer exists" not in err
+    assert doc["stats"]["baseline"] == {
+        "recorded": len(recorded),
+        "known": len(doc["pairs"]),
+        "risen": 0,
+        "gone": 0,
+        "dropped": 0,
+    }
+    gone = "repo/b/near2.go"
+    fewer = _write(tmp_path / "fewer.parquet", [row for row in rows if row[0] != gone])
+    code, out, err = run("scan", "--parquet", str(fewer), "-q", "-f", "json", "--baseline", str(base))
+    dropped = sum(gone in (e["a"], e["b"]) for e in recorded)
+    assert json.loads(out)["stats"]["baseline"]["dropped"] == dropped > 0
+    assert f"{gone} no longer exists" in err and err.count("no longer exists") == 1

@@ -10,7 +10,8 @@ change to it reviews well as a diff::
     ]}
 
 An entry is keyed by its pair of paths, relative to the baseline file's folder (the same
-file works from any working folder, however PATH was spelled). Editing a file of a known
+file works from any working folder, however PATH was spelled); for a Parquet dataset, by its
+rows' names as the dataset writes them (they are no files on this disk). Editing a file of a known
 pair does not make the pair new; its similarity rising by more than the tolerance does.
 """
 
@@ -60,6 +61,36 @@ class Baseline:
     dropped: dict[str, int]
     dropped_pairs: int = 0
     classes: Classes | None = None
+    verbatim: bool = False  # a Parquet dataset's: paths are the rows' names, as they are written
+
+    def name(self, path: str) -> str:
+        """How the baseline names a scanned path: relative to :attr:`base`, or as it is (:attr:`verbatim`)."""
+        return path if self.verbatim else relative(path, self.base)
+
+    def settled(self, result: Result) -> Baseline:
+        """This baseline for the scan ``result``, its entries that name a file gone dropped (and
+        counted in :attr:`dropped`): a tree's paths are files relative to :attr:`base`, gone when no
+        file is there now; a Parquet dataset's are its rows' names, kept as written, gone when no
+        row of the dataset scanned has that name (none of its paths is a file on this disk)."""
+        verbatim = "parquet" in result.params
+        rows = {*result.files, *(skip.path for skip in result.skips)} if verbatim else set()
+        exists: dict[str, bool] = {}
+        kept: dict[tuple[str, str], float] = {}
+        gone_by_entry: dict[tuple[str, str], list[str]] = {}
+        for (a, b), jaccard in self.pairs.items():
+            for name in (a, b):
+                if name not in exists:  # once per file: a stale baseline names some in thousands of entries
+                    exists[name] = name in rows if verbatim else os.path.isfile(os.path.join(self.base, name))
+            # dict.fromkeys: an entry pairing a file with itself (a dataset's x/a.go and x/./a.go) is one name.
+            gone = [name for name in dict.fromkeys((a, b)) if not exists[name]]
+            if gone:
+                gone_by_entry[(a, b)] = gone
+            else:
+                kept[(a, b)] = jaccard
+        dropped = Counter(name for gone in gone_by_entry.values() for name in gone)
+        return dataclasses.replace(
+            self, pairs=kept, dropped=dict(sorted(dropped.items())), dropped_pairs=len(gone_by_entry), verbatim=verbatim
+        )
 
     @property
     def recorded(self) -> int:
@@ -73,7 +104,7 @@ class Baseline:
 
     def key(self, pair: Pair) -> tuple[str, str]:
         """The entry key of a scan's pair."""
-        return _key(pair, self.base)
+        return _ordered(self.name(pair.a), self.name(pair.b))
 
     def jaccard_of(self, pair: Pair) -> float | None:
         """The Jaccard recorded for ``pair``: its own entry's, or else that of an entry whose
@@ -132,30 +163,16 @@ class Classes:
 
 
 def load(path: str) -> Baseline:
-    """Read a baseline file; entries naming a file that no longer exists are dropped.
+    """Read a baseline file, every entry kept: :meth:`Baseline.settled` drops those naming a
+    file that no longer exists, once the scan is known.
 
     Raises:
         BaselineError: the file is missing, not a regular file, larger than :data:`LIMIT`, not
             JSON (or nested too deep), not a baseline or of a newer version.
     """
-    doc = _read(path)
-    base = os.path.dirname(real(path))
-    pairs: dict[tuple[str, str], float] = {}
-    gone_by_entry: dict[tuple[str, str], list[str]] = {}
-    exists: dict[str, bool] = {}
-    entries = list(_entries(doc, path))
-    for a, b, jaccard in entries:
-        for name in (a, b):
-            if name not in exists:  # once per file: a stale baseline names some in thousands of entries
-                exists[name] = os.path.isfile(os.path.join(base, name))
-        # dict.fromkeys: an entry pairing a file with itself (a dataset's x/a.go and x/./a.go) is one name.
-        gone = [name for name in dict.fromkeys((a, b)) if not exists[name]]
-        if gone:
-            gone_by_entry[_ordered(a, b)] = gone
-        else:
-            pairs[_ordered(a, b)] = jaccard
-    dropped = Counter(name for gone in gone_by_entry.values() for name in gone)
-    return Baseline(path, base, pairs, dict(sorted(dropped.items())), len(gone_by_entry), Classes.of(entries))
+    entries = list(_entries(_read(path), path))
+    pairs = {_ordered(a, b): jaccard for a, b, jaccard in entries}
+    return Baseline(path, os.path.dirname(real(path)), pairs, {}, 0, Classes.of(entries))
 
 
 def _read(path: str) -> object:
@@ -231,10 +248,10 @@ def write(result: Result, path: str) -> int:
     Raises:
         BaselineError: the file cannot be written.
     """
-    base = os.path.dirname(real(path))
+    named = Baseline(path, os.path.dirname(real(path)), {}, {}, verbatim="parquet" in result.params).name
     entries: dict[tuple[str, str], float] = {}
     for pair in result.pairs:
-        entries[_key(pair, base)] = round(pair.jaccard, 6)
+        entries[_ordered(named(pair.a), named(pair.b))] = round(pair.jaccard, 6)
     lines = [json.dumps({"a": a, "b": b, "jaccard": j}, ensure_ascii=False) for (a, b), j in sorted(entries.items())]
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
@@ -286,11 +303,6 @@ def _dropped_notes(baseline: Baseline) -> list[str]:
             " rewrite it with --write-baseline"
         )
     return notes
-
-
-def _key(pair: Pair, base: str) -> tuple[str, str]:
-    """A pair's two paths relative to the baseline's folder, in order: how entries are keyed."""
-    return _ordered(relative(pair.a, base), relative(pair.b, base))
 
 
 def _both_ways(pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:

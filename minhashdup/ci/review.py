@@ -140,6 +140,7 @@ def apply(
     files and, with ``new_only``, leave the known ones out; ``params`` shows the options.
     """
     recorded, changed = loaded if loaded is not None else load(review, paths)
+    recorded = recorded.settled(result) if recorded is not None else None
     if review.write_baseline:
         from minhashdup.ci.baseline import write
 
@@ -276,7 +277,7 @@ def _tally(files: Sequence[str], recorded: baselines.Baseline | None, changed: s
     by_class: dict[str, list[int]] = {}
     flags: dict[str, bool] = {}
     for path in files:
-        k = project.relative(path, recorded.base) if recorded is not None else path
+        k = recorded.name(path) if recorded is not None else path
         flags[k] = changed is None or project.real(path) in changed
         counts = by_class.setdefault(classes.class_of(k) if classes is not None else k, [0, 0])
         counts[0] += 1
