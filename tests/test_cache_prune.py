@@ -294,3 +294,24 @@ def test_old_cache_files_are_deleted_once_unused_as_long(private_cache: Path) ->
     assert json.loads(out)["old_files"] == deleted
     left = sorted(p.name for p in private_cache.iterdir() if not p.name.startswith(FILE_NAME))
     assert left == ["cache-v2.sqlite3", "cache-v9.sqlite3", "notes.txt"]
+
+
+def test_cache_clear_deletes_the_files_moved_aside_as_broken(private_cache: Path) -> None:
+    private_cache.mkdir(parents=True)
+    names = [
+        f"{FILE_NAME}.broken-1700000000",  # moved aside as broken (seconds, as older versions named them)
+        f"{FILE_NAME}.broken-1700000000000000001",  # and in nanoseconds, with its log
+        f"{FILE_NAME}.broken-1700000000000000001-wal",
+        "cache-v2.sqlite3",  # an older format: another minhashdup may use it (prune deletes it unused)
+        "notes.txt",
+    ]
+    for name in names:
+        (private_cache / name).write_bytes(b"x")
+    code, out, err = run("cache", "clear")
+    assert code == ExitCode.OK and err == ""
+    assert out.endswith(" and deleted 3 broken cache files\n")
+    assert sorted(p.name for p in private_cache.iterdir() if not p.name.startswith(FILE_NAME)) == [
+        "cache-v2.sqlite3",
+        "notes.txt",
+    ]
+    assert not [p for p in private_cache.iterdir() if ".broken-" in p.name]

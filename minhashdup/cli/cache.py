@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
 import sqlite3
 from collections.abc import Iterator
 
@@ -13,7 +15,7 @@ from minhashdup.cli.options import UsageFailure, format_option
 from minhashdup.cli.output import NO_OUTPUT, write
 from minhashdup.cli.sizes import ByteSize
 from minhashdup.engine.cache import Cache, default_dir
-from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits
+from minhashdup.engine.prune import MAX_AGE_DAYS, MAX_BYTES, check_limits, old_files
 from minhashdup.report.terminal import printable
 from minhashdup.source.safeio import MIB
 
@@ -52,11 +54,14 @@ def cache_info(cache_dir: str | None, fmt: str) -> None:
 @cache_group.command(name="clear")
 @_cache_dir_option
 def cache_clear(cache_dir: str | None) -> None:
-    """Remove every entry from the cache."""
+    """Remove every entry from the cache, and the cache files moved aside as broken."""
     with _cache(cache_dir) as store:
         if not store.clear():
             raise UsageFailure(f"{store.warnings[-1]}; is another scan using it?")
-        click.echo(f"cleared {printable(_shown(store))}")
+        # format 0: no format is older, so only files moved aside as broken go (of any format).
+        old = old_files(os.path.dirname(store.path), 0, math.inf)
+        more = f" and deleted {_count(len(old), 'broken cache file', 'broken cache files')}" if old else ""
+        click.echo(f"cleared {printable(_shown(store))}{more}")
 
 
 @cache_group.command(name="prune")

@@ -118,7 +118,7 @@ class Cache:
 
     def _rebuild(self, reason: str) -> sqlite3.Connection:
         self.rebuilds += 1
-        aside = f"{self.path}.broken-{int(time.time())}"
+        aside = f"{self.path}.broken-{time.time_ns()}"  # two in one second must not meet
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
