@@ -182,3 +182,25 @@ def test_index_refuses_another_family_and_empty_minhashes() -> None:
 def test_seeds_bands_and_rows_are_whole_numbers_in_range(make: Any, error: type, message: str) -> None:
     with pytest.raises(error, match=re.escape(message)):
         make()
+
+
+def test_a_baseline_that_cannot_be_written_fails_before_the_scan(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As the command does: the library's scan does not lex for minutes to fail at its last step,
+    # nor write where a link inside the tree scanned would send the file.
+    from minhashdup.ci.baseline import BaselineError
+    from minhashdup.engine import pipeline
+
+    def no_scan(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("scanned")
+
+    monkeypatch.setattr(pipeline, "scan", no_scan)
+    with pytest.raises(BaselineError, match=r"^write_baseline .*/missing/b\.json: cannot write \(No such file"):
+        minhashdup.scan(".", write_baseline=str(tmp_path / "missing" / "b.json"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "reports").symlink_to(outside)
+    with pytest.raises(BaselineError, match=r"reports is a link inside the tree scanned"):
+        minhashdup.scan(".", write_baseline="reports/b.json")
+    assert list(outside.iterdir()) == []

@@ -22,12 +22,12 @@ import functools
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from minhashdup.ci.git import real, relative
 from minhashdup.core import cluster
 from minhashdup.errors import MinhashdupError
-from minhashdup.report.outfile import replaced
+from minhashdup.report.outfile import check_writable, replaced, tree_link
 from minhashdup.result import Pair, Result
 from minhashdup.source.safeio import TooLargeError, read_regular
 
@@ -237,6 +237,29 @@ def _entries(doc: object, path: str) -> Iterable[tuple[str, str, float]]:
                 jaccard=jaccard,
             )
         yield a, b, float(jaccard)
+
+
+def check_target(path: str, roots: Sequence[str]) -> None:
+    """Refuse, before a scan of ``roots``, a baseline to write that could not be written after it,
+    or whose way goes through a link inside a tree scanned (:func:`.outfile.tree_link`).
+
+    Raises:
+        BaselineError: naming the file and why.
+    """
+    link = tree_link(path, roots)
+    if link is not None:
+        raise BaselineError(
+            "{0} {path}: {link} is a link inside the tree scanned, which would choose where the file goes",
+            "write_baseline",
+            path=path,
+            link=link,
+        )
+    try:
+        check_writable(path)
+    except OSError as err:
+        raise BaselineError(
+            "{0} {path}: cannot write ({why})", "write_baseline", path=path, why=err.strerror or err
+        ) from None
 
 
 def write(result: Result, path: str) -> int:

@@ -121,13 +121,13 @@ class Review:
 
 
 def load(review: Review, paths: Sequence[str]) -> tuple[baselines.Baseline | None, set[str] | None]:
-    """Read the baseline and list the changed files: done before the scan so that a typo
-    fails in a second, not after minutes of lexing."""
-    if not review.baseline:
-        return None, review.changed(paths)
+    """Read the baseline, check the one to write and list the changed files: done before the scan
+    so that a typo fails in a second, not after minutes of lexing."""
     from minhashdup.ci import baseline as baselines
 
-    return baselines.load(review.baseline), review.changed(paths)
+    if review.write_baseline:
+        baselines.check_target(review.write_baseline, paths)
+    return baselines.load(review.baseline) if review.baseline else None, review.changed(paths)
 
 
 def apply(

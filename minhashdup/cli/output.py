@@ -11,7 +11,7 @@ from typing import TextIO
 
 from minhashdup.cli.options import UsageFailure
 from minhashdup.engine.pipeline import ProgressBar, ProgressFactory
-from minhashdup.report.outfile import DEVICES, check_writable, replaced
+from minhashdup.report.outfile import check_writable, replaced, tree_link
 
 #: What to do when stdout cannot be written, for the commands without --output.
 NO_OUTPUT = "redirect stdout to a file on a disk with room"
@@ -84,27 +84,19 @@ def refuse_unwritable(targets: Iterable[tuple[str, str | None]]) -> None:
 
 def refuse_tree_links(targets: Iterable[str | None], roots: Iterable[str]) -> None:
     """Refuse a file to write (``--output``, ``--write-baseline``) whose way goes through a link
-    to a folder inside a tree being scanned: the tree, not the command line, would say where it
-    goes (a change under review can commit ``reports -> ~/.config``). A link at the file's own
-    name is replaced, not followed (:func:`replaced`); a link above the trees is the user's own.
+    to a folder inside a tree being scanned (:func:`.outfile.tree_link`).
 
     Raises:
         UsageFailure: naming the link.
     """
-    tops = [os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots]
+    roots = list(roots)
     for target in targets:
-        if target is None or os.path.abspath(target).startswith(DEVICES):  # written directly
-            continue
-        folder = os.path.dirname(os.path.abspath(target))
-        while os.path.dirname(folder) != folder:
-            # Where the link itself lies, its way resolved: however the path was spelled.
-            at = os.path.join(os.path.realpath(os.path.dirname(folder)), os.path.basename(folder))
-            if os.path.islink(folder) and any(at.startswith(top) for top in tops):
-                raise UsageFailure(
-                    f"cannot write {target}: {folder} is a link inside the tree scanned, which would choose"
-                    " where the file goes; write it to a folder that is not a link"
-                )
-            folder = os.path.dirname(folder)
+        link = None if target is None else tree_link(target, roots)
+        if link is not None:
+            raise UsageFailure(
+                f"cannot write {target}: {link} is a link inside the tree scanned, which would choose"
+                " where the file goes; write it to a folder that is not a link"
+            )
 
 
 def progress_factory(quiet: bool) -> ProgressFactory | None:

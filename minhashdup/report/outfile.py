@@ -11,7 +11,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 #: Where a path names a device or an open descriptor (``/dev/stdout``, ``/dev/null``): written
@@ -104,3 +104,22 @@ def _create_beside(target: str) -> tuple[int, str]:
             return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
         except FileExistsError:
             continue
+
+
+def tree_link(target: str, roots: Iterable[str]) -> str | None:
+    """The folder on the way to ``target`` that is a link lying inside one of the trees ``roots``
+    (``None``: none is): that tree, not whoever named ``target``, would choose where the file goes
+    (a change under review can commit ``reports -> ~/.config``). A link at the file's own name is
+    replaced, not followed (:func:`replaced`); a link above the trees is the user's own.
+    """
+    if os.path.abspath(target).startswith(DEVICES):  # written directly
+        return None
+    tops = [os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots]
+    folder = os.path.dirname(os.path.abspath(target))
+    while os.path.dirname(folder) != folder:
+        # Where the link itself lies, its way resolved: however the path was spelled.
+        at = os.path.join(os.path.realpath(os.path.dirname(folder)), os.path.basename(folder))
+        if os.path.islink(folder) and any(at.startswith(top) for top in tops):
+            return folder
+        folder = os.path.dirname(folder)
+    return None
