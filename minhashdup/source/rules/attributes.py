@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.rules.globs import FOLDER_TAIL
+from minhashdup.source.rules.globs import FOLDER_TAIL, git_sets
 from minhashdup.source.rules.ignore import matchable, prefix_of, repository_folders
 from minhashdup.source.safeio import git_lines, read_rules_file
 
@@ -116,8 +116,12 @@ def _regex(pattern: str) -> str | None:
         return None  # matches folders only: no file has the attribute (gitattributes(5))
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+    read = git_sets(pattern)  # a \ in a set escapes, as in git; None: git's glob matches nothing
+    if read is None:
+        return None
+
     try:
-        regex, _ = GitIgnoreSpecPattern.pattern_to_regex(pattern)
+        regex, _ = GitIgnoreSpecPattern.pattern_to_regex(read)
     except Exception:  # an invalid pattern: its line is left out
         return None
     if regex is None:
