@@ -81,6 +81,14 @@ def test_a_root_inside_an_ignored_folder_is_still_named_in_a_warning(make_tree: 
         ("[a\\]\n", ["a", "\\", "b"], ["\\", "a", "b"]),  # a set git never closes: the line matches nothing
         ("[a/]x\n", ["ax", "sub/ax"], ["sub/ax"]),  # git's sets never match /, which still anchors the line
         ("a\\\n*.go\n", ["a", "a\\", "b.go"], ["a", "a\\"]),  # a last \: that line matches nothing, not the file
+        ("[\\!#]*\n", ["!x", "#y", "main.go", "src/a.go"], ["main.go", "src/a.go"]),  # ! is a member, not a negation
+        ("x[!a]y\n", ["xby", "xay", "x/y"], ["x/y", "xay"]),  # no set matches /, a negated one neither
+        ("a[/.-0]\n", ["a/x", "a0", "a.", "ab"], ["a/x", "ab"]),  # nor a range across it
+        ("x[+-/]y\n", ["x+y", "x.y", "x/y", "xay"], ["x/y", "xay"]),  # nor one that ends at it
+        ("#[a/]\n# notes [see docs/x]\n", ["#a", "# notes s", "b"], ["#a", "# notes s", "b"]),  # comments
+        ("[\\a-\\c]x\n", ["ax", "bx", "dx"], ["dx"]),  # a range to an escaped character
+        ("[b-a]x\n*.txt\n", ["ax", "bx", "n.txt"], ["ax"]),  # a reversed range: its first character
+        ("a \\  \n", ["a  ", "a ", "a"], ["a", "a "]),  # trailing spaces dropped, an escaped one kept
     ],
 )
 def test_a_backslash_in_a_bracket_set_escapes_as_in_git(
@@ -95,7 +103,7 @@ def test_a_backslash_in_a_bracket_set_escapes_as_in_git(
 def test_a_glob_git_matches_nothing_with_is_refused_on_the_command_line(make_tree: TreeFactory) -> None:
     root = make_tree({"a.go": GO})
     code, _, err = run("scan", str(root), "--no-config", "--include", "[a\\]")
-    assert code == ExitCode.USAGE and "a set not closed" in err and "Traceback" not in err
+    assert code == ExitCode.USAGE and "a set git never closes" in err and "Traceback" not in err
     assert git_sets("x[\\]].go") == "x\\].go"
 
 

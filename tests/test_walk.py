@@ -208,7 +208,7 @@ def test_plain_globs_past_the_bound_are_compiled_to_be_checked() -> None:
         check_globs(globs, "exclude")
 
 
-@pytest.mark.parametrize("glob", ["!", "\\", "a\\", "[z-a]", "x" * 300 + "\\"])
+@pytest.mark.parametrize("glob", ["!", "\\", "a\\", "x[a\\]", "x" * 300 + "\\"])
 def test_a_glob_that_is_not_plain_is_compiled_to_be_checked(glob: str) -> None:
     with pytest.raises(ConfigError, match=r"^--exclude: invalid glob"):
         check_globs(["*.go", glob], "--exclude")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.rules.globs import FOLDER_TAIL, git_sets
+from minhashdup.source.rules.globs import FOLDER_TAIL, git_sets, no_slash
 from minhashdup.source.rules.ignore import matchable, prefix_of, repository_folders
 from minhashdup.source.safeio import git_lines, read_rules_file
 
@@ -126,9 +126,10 @@ def _regex(pattern: str) -> str | None:
         return None
     if regex is None:
         return None
+    regex = no_slash(str(regex))  # no set matches a /, as in git
     if regex.endswith(FOLDER_TAIL):  # a pattern that may match a folder: for attributes, the path
         regex = regex[: -len(FOLDER_TAIL)] + "$"
-    return str(regex)
+    return regex
 
 
 def attribute_chain(root_real: str, warnings: list[str]) -> tuple[Attributes, ...]:

@@ -5,8 +5,8 @@ what that reading gets wrong against git (git 2.39's answers, ``git ls-files -o
 --exclude-standard``), each where the pattern is compiled:
 
 - :func:`inside`: ``X/**`` names what lies inside ``X``, not ``X``;
-- :func:`per_entry`: each path is judged by the last line that matches that path itself (an
-  ignore file's whitelist, ``*`` then ``!*/``, keeps every folder);
+- :func:`as_git`: each path is judged by the last line that matches that path itself (an
+  ignore file's whitelist, ``*`` then ``!*/``, keeps every folder), and no set matches a ``/``;
 - :func:`git_sets`: ``\\`` inside a bracket set escapes the next character, and a set git
   cannot close makes the line match nothing;
 - :func:`posix_class`: a POSIX class (``[:alpha:]``), which pathspec reads as another set, is found.
@@ -47,21 +47,21 @@ def inside(pattern: str) -> str:
     return pattern
 
 
-def per_entry(patterns: list[Pattern]) -> list[Pattern]:
-    """``patterns`` (pathspec's, of one ignore file) matching a path only where they match that
-    path itself, as git judges each entry of a folder it walks: the walk asks of a folder before
-    entering it, so a match of what lies under a folder (``vendor/`` on ``vendor/x.go``) is
-    never the question. With no such matches, pathspec's gitignore ranking leaves the last
-    matching line the winner, as in git; with them it ranked a file-pattern match over a later
-    folder-pattern one (``*`` over ``!*/``), and a negation of a folder re-included what a
-    later-judged line inside it left out.
+def as_git(patterns: list[Pattern], per_path: bool = True) -> list[Pattern]:
+    """``patterns`` (pathspec's) with no bracket set matching a ``/`` (:func:`no_slash`) and, with
+    ``per_path`` (an ignore file's), matching a path only where they match that path itself, as
+    git judges each entry of a folder it walks: the walk asks of a folder before entering it, so
+    a match of what lies under a folder (``vendor/`` on ``vendor/x.go``) is never the question.
+    With no such matches, pathspec's gitignore ranking leaves the last matching line the winner,
+    as in git; with them it ranked a file-pattern match over a later folder-pattern one (``*``
+    over ``!*/``), and a negation of a folder re-included what a later-judged line inside it left out.
 
     Raises:
         ValueError: a pattern's expression marks a folder where this does not know the form.
 
     Example:
         >>> from pathspec import GitIgnoreSpec
-        >>> kept = GitIgnoreSpec(per_entry(list(GitIgnoreSpec.from_lines(["*", "!*/", "!*.go"]).patterns)))
+        >>> kept = GitIgnoreSpec(as_git(list(GitIgnoreSpec.from_lines(["*", "!*/", "!*.go"]).patterns)))
         >>> [kept.match_file(p) for p in ("sub/", "sub/a.go", "sub/a.txt")]
         [False, False, True]
     """
@@ -69,17 +69,70 @@ def per_entry(patterns: list[Pattern]) -> list[Pattern]:
     for pattern in patterns:
         if pattern.include is None or pattern.regex is None:
             continue  # a comment or a blank line
-        regex = str(pattern.regex.pattern)
-        if regex.endswith(FOLDER_TAIL):
+        regex = no_slash(str(pattern.regex.pattern))
+        if per_path and regex.endswith(FOLDER_TAIL):
             regex = regex[: -len(FOLDER_TAIL)] + "/?$"  # the path itself, a file or a folder
-        elif regex.endswith(FOLDER_MARK):
+        elif per_path and regex.endswith(FOLDER_MARK):
             regex = regex[: -len(FOLDER_MARK)] + "/$"  # the folder itself
-        if "ps_d" in regex:
+        if per_path and "ps_d" in regex:
             raise ValueError(f"cannot read the pattern {pattern.pattern!r} for one path alone")
         copied = copy.copy(pattern)
         copied.regex = re.compile(regex)
         out.append(copied)
     return out
+
+
+def no_slash(regex: str) -> str:
+    """``regex`` (pathspec's, of a glob) with no bracket set matching a ``/``, as none does in git:
+    a negated one leaves it out too, a range across it is cut in two.
+
+    Example:
+        >>> no_slash("^x[^a]y$"), no_slash("^a[.-0]$"), no_slash("^[^/]*[ab]$")
+        ('^x[^/a]y$', '^a[.-.0-0]$', '^[^/]*[ab]$')
+    """
+    if "[" not in regex:
+        return regex
+    out, i, end = [], 0, len(regex)
+    while i < end:
+        if regex[i] == "\\":
+            out.append(regex[i : i + 2])
+            i += 2
+            continue
+        if regex[i] != "[":
+            out.append(regex[i])
+            i += 1
+            continue
+        negated = regex.startswith("^", i + 1)
+        j = start = i + 1 + negated
+        j += regex.startswith("]", j)  # first in a set, ] is a member
+        while j < end and regex[j] != "]":
+            j += 2 if regex[j] == "\\" else 1
+        body = "\\]" + regex[start + 1 : j] if regex.startswith("]", start) else regex[start:j]
+        out.append(("[^/" + body.removeprefix("/") if negated else "[" + _cut(body)) + "]")
+        i = j + 1
+    return "".join(out)
+
+
+def _cut(body: str) -> str:
+    """A set's members (RE2's) with each range across ``/`` cut in two around it."""
+    atoms, k = [], 0
+    while k < len(body):
+        width = 2 if body[k] == "\\" else 1
+        atoms.append(body[k : k + width])
+        k += width
+    out, k = [], 0
+    while k < len(atoms):
+        if k + 2 < len(atoms) and atoms[k + 1] == "-":
+            low, high = atoms[k][-1], atoms[k + 2][-1]
+            if low <= "/" <= high:
+                out += [f"{atoms[k]}-." if low < "/" else "", f"0-{atoms[k + 2]}" if high > "/" else ""]
+            else:
+                out.append(f"{atoms[k]}-{atoms[k + 2]}")
+            k += 3
+        else:
+            out.append(atoms[k])
+            k += 1
+    return "".join(out)
 
 
 def git_sets(glob: str) -> str | None:
@@ -94,7 +147,7 @@ def git_sets(glob: str) -> str | None:
         >>> [git_sets(g) for g in ("[a\\\\]b].go", "x[\\\\]]", "[a\\\\]", "a\\\\", "[a-c].go", "\\\\[x]")]
         ['[]ab].go', 'x\\\\]', None, None, '[a-c].go', '\\\\[x]']
     """
-    if "\\" not in glob and ("[" not in glob or "/" not in glob):
+    if "\\" not in glob and ("[" not in glob or ("/" not in glob and "-" not in glob)):
         return glob
     out, i, end = [], 0, len(glob)
     while i < end:
@@ -123,27 +176,50 @@ def _anchored(glob: str) -> bool:
     return "/" in glob.removeprefix("!").rstrip("/")
 
 
+def git_spaces(line: str) -> str:
+    """``line`` without the trailing spaces git drops: those not escaped by a ``\\`` (pathspec
+    refuses ``a \\  ``, a space, an escaped one and another).
+
+    Example:
+        >>> b = chr(92)  # a backslash
+        >>> git_spaces("a.go  "), git_spaces("a" + b + "  ") == "a" + b + " ", git_spaces("a" + 2 * b) == "a" + 2 * b
+        ('a.go', True, True)
+    """
+    body = line.rstrip(" ")
+    if len(body) == len(line):
+        return line
+    escapes = len(body) - len(body.rstrip("\\"))
+    return body + " " if escapes % 2 else body
+
+
 def _git_set(glob: str, start: int) -> tuple[int, str | None]:
     """The set at ``start`` as git's wildmatch reads it: where it ends (-1: never) and how
     pathspec is to read it (``None``: as written)."""
     i, end = start + 1, len(glob)
     negated = glob.startswith(("!", "^"), i)
     i += negated
-    chars, ranges, escaped, prev, first = list[str](), list[str](), False, "", True
+    chars, ranges, rewrite, prev, first = list[str](), list[str](), False, "", True
     while i < end and (first or glob[i] != "]"):  # first in a set, ] is a member
         first, char = False, glob[i]
         if char == "\\":
             if i + 1 == end:
                 return -1, None
-            i, escaped = i + 1, True
+            i, rewrite = i + 1, True
             prev = glob[i]
             chars.append(prev)
         elif char == "-" and prev and i + 1 < end and glob[i + 1] != "]":  # a range from prev
-            if glob[i + 1] == "\\" or prev in "]\\^[-":
+            i += 1 + (glob[i + 1] == "\\")  # to an escaped character: that character
+            if i == end:
+                return -1, None
+            low, high = chars.pop(), glob[i]
+            if low in "]\\^[-!" or high in "]\\[":
                 return _set_end(glob, i), None
-            chars.pop()
-            ranges.append(f"{prev}-{glob[i + 1]}")
-            i, prev = i + 1, ""
+            rewrite |= "/" in (low, high) or glob[i - 1] == "\\" or low > high  # pathspec reads these otherwise
+            if low <= high:
+                ranges.append(f"{'0' if low == '/' else low}-{'.' if high == '/' else high}")
+            else:  # git's reversed range matches its first character alone
+                chars.append(low)
+            prev = ""
         elif glob.startswith("[:", i):
             return _set_end(glob, i), None  # a class: left to posix_class
         else:
@@ -152,16 +228,21 @@ def _git_set(glob: str, start: int) -> tuple[int, str | None]:
         i += 1
     if i >= end:
         return -1, None
-    if not escaped and "/" not in chars:
+    if not rewrite and "/" not in chars:
         return i + 1, None
     chars = [c for c in chars if c != "/"]  # a set never matches a / (pathspec would cut it there)
+    ranges = [r for r in ranges if r[0] <= r[2]]  # "/-/" is none
     if not chars and not ranges:
         return (i + 1, "?") if negated else (-1, None)
     if not negated and not ranges and len(set(chars)) == 1:
         return i + 1, "\\" + chars[0]  # one character: itself, outside any set
-    plain = "".join(c for c in dict.fromkeys(chars) if c not in "]^[-")
-    body = ("]" if "]" in chars else "") + plain + "".join(ranges) + "".join(c for c in "[^-" if c in chars)
-    return i + 1, "[" + ("!" if negated else "") + body + "]"
+    items = [c for c in dict.fromkeys(chars) if c not in "]-"] + ranges + (["-"] if "-" in chars else [])
+    if "]" not in chars:  # first in the set: no member read as a negation
+        lead = next((n for n, item in enumerate(items) if item[0] not in "!^"), None)
+        if lead is None:
+            return _set_end(glob, start), None
+        items.insert(0, items.pop(lead))
+    return i + 1, "[" + ("!" if negated else "") + ("]" if "]" in chars else "") + "".join(items) + "]"
 
 
 def _set_end(glob: str, i: int) -> int:

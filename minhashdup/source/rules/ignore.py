@@ -21,7 +21,7 @@ from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.rules.globs import git_sets, inside, per_entry, posix_class
+from minhashdup.source.rules.globs import as_git, git_sets, git_spaces, inside, posix_class
 from minhashdup.source.safeio import git_lines, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
@@ -143,29 +143,25 @@ def compile_globs(globs: Sequence[str], name: str) -> pathspec.GitIgnoreSpec | N
 def _compile(lines: Sequence[str], per_path: bool = False) -> pathspec.GitIgnoreSpec:
     """gitignore patterns as pathspec matches them, read as git reads them (:mod:`.globs`);
     ``per_path``: an ignore file's, judging each path by the last line that matches it
-    (:func:`.globs.per_entry`), where a line git matches nothing with is blank.
+    (:func:`.globs.as_git`), where a line git matches nothing with is blank.
 
     Raises:
         ValueError: a pattern is invalid.
     """
     import pathspec
 
-    read = [git_sets(inside(line)) for line in lines]
+    read = [line if line.startswith("#") else git_sets(inside(git_spaces(line))) for line in lines]  # a comment: as is
     if None in read and not per_path:
-        raise ValueError(
-            f"invalid glob {lines[read.index(None)]!r} (a set not closed, or a last \\); use gitignore syntax"
-        )
+        bad = lines[read.index(None)]
+        raise ValueError(f"invalid glob {bad!r} (a set git never closes, or of / alone, or a last \\)")
     try:
         # pathspec compiles each pattern with re too, which warns of sets it may read otherwise one
         # day ([[], [a&&b]): RE2 matches them, as git reads them (POSIX classes: posix_class).
         with catch_warnings(record=True) as heard:
             simplefilter("always")
             texts = ["" if line is None else line for line in read]
-            if not per_path:
-                spec = pathspec.GitIgnoreSpec.from_lines(texts, backend=BACKEND)
-            else:  # read by pathspec alone, then matched by RE2 as git judges one path
-                patterns = pathspec.GitIgnoreSpec.from_lines(texts, backend="simple").patterns
-                spec = pathspec.GitIgnoreSpec(per_entry(list(patterns)), backend=BACKEND)
+            patterns = pathspec.GitIgnoreSpec.from_lines(texts, backend="simple").patterns  # RE2's set: once, below
+            spec = pathspec.GitIgnoreSpec(as_git(list(patterns), per_path), backend=BACKEND)
     except Exception as exc:  # pathspec raises several types for bad patterns
         raise ValueError(f"invalid glob ({exc}); use gitignore syntax") from None
     for other in (w for w in heard if not issubclass(w.category, FutureWarning)):  # not ours to hide
