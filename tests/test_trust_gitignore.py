@@ -89,6 +89,11 @@ def test_a_root_inside_an_ignored_folder_is_still_named_in_a_warning(make_tree: 
         ("[\\a-\\c]x\n", ["ax", "bx", "dx"], ["dx"]),  # a range to an escaped character
         ("[b-a]x\n*.txt\n", ["ax", "bx", "n.txt"], ["ax"]),  # a reversed range: its first character
         ("a \\  \n", ["a  ", "a ", "a"], ["a", "a "]),  # trailing spaces dropped, an escaped one kept
+        # negated sets: a - or ] first, a ^ after the !, stay members with / left out
+        ("x[!-a]y\n", ["x-y", "x0y", "x^y", "xay", "x]y", "x!y", "xzy"], ["x-y", "xay"]),
+        ("x[!\\^]y\n", ["x-y", "x0y", "x^y", "xay", "x]y", "x!y", "xzy"], ["x^y"]),
+        ("x[!\\^-]y\n", ["x-y", "x0y", "x^y", "xay", "x]y", "x!y", "xzy"], ["x-y", "x^y"]),
+        ("x[^]]y\n", ["x-y", "x0y", "x^y", "xay", "x]y", "x!y", "xzy"], ["x]y"]),
     ],
 )
 def test_a_backslash_in_a_bracket_set_escapes_as_in_git(

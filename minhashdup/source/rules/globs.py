@@ -87,8 +87,8 @@ def no_slash(regex: str) -> str:
     a negated one leaves it out too, a range across it is cut in two.
 
     Example:
-        >>> no_slash("^x[^a]y$"), no_slash("^a[.-0]$"), no_slash("^[^/]*[ab]$")
-        ('^x[^/a]y$', '^a[.-.0-0]$', '^[^/]*[ab]$')
+        >>> no_slash("^x[^a]y$"), no_slash("^a[.-0]$"), no_slash("^[^/]*[ab]$"), no_slash("[^-a]")
+        ('^x[^/a]y$', '^a[.-.0-0]$', '^[^/]*[ab]$', '[^/\\\\-a]')
     """
     if "[" not in regex:
         return regex
@@ -107,7 +107,9 @@ def no_slash(regex: str) -> str:
         j += regex.startswith("]", j)  # first in a set, ] is a member
         while j < end and regex[j] != "]":
             j += 2 if regex[j] == "\\" else 1
-        body = "\\]" + regex[start + 1 : j] if regex.startswith("]", start) else regex[start:j]
+        body = regex[start:j]
+        if body.startswith(("]", "-")):  # first, a member: escaped, as it is first no longer
+            body = "\\" + body
         out.append(("[^/" + body.removeprefix("/") if negated else "[" + _cut(body)) + "]")
         i = j + 1
     return "".join(out)
@@ -237,7 +239,7 @@ def _git_set(glob: str, start: int) -> tuple[int, str | None]:
     if not negated and not ranges and len(set(chars)) == 1:
         return i + 1, "\\" + chars[0]  # one character: itself, outside any set
     items = [c for c in dict.fromkeys(chars) if c not in "]-"] + ranges + (["-"] if "-" in chars else [])
-    if "]" not in chars:  # first in the set: no member read as a negation
+    if not negated and "]" not in chars:  # first in the set: no member read as a negation
         lead = next((n for n, item in enumerate(items) if item[0] not in "!^"), None)
         if lead is None:
             return _set_end(glob, start), None
