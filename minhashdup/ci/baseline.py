@@ -65,14 +65,14 @@ class Baseline:
 
     def name(self, path: str) -> str:
         """How the baseline names a scanned path: relative to :attr:`base`, or as it is (:attr:`verbatim`)."""
-        return path if self.verbatim else relative(path, self.base)
+        return _name(path, self.base, self.verbatim)
 
     def settled(self, result: Result) -> Baseline:
         """This baseline for the scan ``result``, its entries that name a file gone dropped (and
         counted in :attr:`dropped`): a tree's paths are files relative to :attr:`base`, gone when no
         file is there now; a Parquet dataset's are its rows' names, kept as written, gone when no
         row of the dataset scanned has that name (none of its paths is a file on this disk)."""
-        verbatim = "parquet" in result.params
+        verbatim = _of_rows(result)
         rows = {*result.files, *(skip.path for skip in result.skips)} if verbatim else set()
         exists: dict[str, bool] = {}
         kept: dict[tuple[str, str], float] = {}
@@ -271,10 +271,10 @@ def write(result: Result, path: str) -> int:
     Raises:
         BaselineError: the file cannot be written.
     """
-    named = Baseline(path, os.path.dirname(real(path)), {}, {}, verbatim="parquet" in result.params).name
+    base, verbatim = os.path.dirname(real(path)), _of_rows(result)
     entries: dict[tuple[str, str], float] = {}
     for pair in result.pairs:
-        entries[_ordered(named(pair.a), named(pair.b))] = round(pair.jaccard, 6)
+        entries[_ordered(_name(pair.a, base, verbatim), _name(pair.b, base, verbatim))] = round(pair.jaccard, 6)
     lines = [json.dumps({"a": a, "b": b, "jaccard": j}, ensure_ascii=False) for (a, b), j in sorted(entries.items())]
     text = f'{{"{_KEY}": {VERSION}, "pairs": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "]}\n"
     try:
@@ -326,6 +326,16 @@ def _dropped_notes(baseline: Baseline) -> list[str]:
             " rewrite it with --write-baseline"
         )
     return notes
+
+
+def _of_rows(result: Result) -> bool:
+    """Whether ``result`` scanned a Parquet dataset's rows, whose paths are names, not files."""
+    return "parquet" in result.params
+
+
+def _name(path: str, base: str, verbatim: bool) -> str:
+    """How a baseline names a scanned path: relative to its folder ``base``, or as it is."""
+    return path if verbatim else relative(path, base)
 
 
 def _both_ways(pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
