@@ -30,7 +30,8 @@ FOLDER_TAIL = f"(?:{FOLDER_MARK}|$)"
 
 
 def inside(pattern: str) -> str:
-    """``X/**`` as ``X/**/*``, ``X/**/`` as ``X/**/*/``: the same paths in git, what lies inside
+    """A line without its trailing spaces (:func:`git_spaces`), and ``X/**`` as ``X/**/*``, ``X/**/``
+    as ``X/**/*/``: the same paths in git, what lies inside
     ``X`` (folders only with the trailing ``/``), not ``X``. pathspec matches the folder ``X``
     itself with both forms, and with the second the files in it: ``X`` was left out whole, and a
     negation inside it (``!X/keep.go``, which git applies) was never reached.
@@ -39,12 +40,12 @@ def inside(pattern: str) -> str:
         >>> [inside(p) for p in ("build/**", "!build/**/", "build/**  ", "**", "a/b**", "#x/**")]
         ['build/**/*', '!build/**/*/', 'build/**/*', '**', 'a/b**', '#x/**/*']
     """
-    body = pattern.rstrip(" ")  # git drops trailing spaces that are not escaped
+    body = git_spaces(pattern)  # git drops trailing spaces that are not escaped
     if body.endswith("/**"):
         return body + "/*"
     if body.endswith("/**/"):
         return body + "*/"
-    return pattern
+    return body
 
 
 def as_git(patterns: list[Pattern], per_path: bool = True) -> list[Pattern]:

@@ -21,7 +21,7 @@ from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.rules.globs import as_git, git_sets, git_spaces, inside, posix_class
+from minhashdup.source.rules.globs import as_git, git_sets, inside, posix_class
 from minhashdup.source.safeio import git_lines, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
@@ -150,7 +150,7 @@ def _compile(lines: Sequence[str], per_path: bool = False) -> pathspec.GitIgnore
     """
     import pathspec
 
-    read = [line if line.startswith("#") else git_sets(inside(git_spaces(line))) for line in lines]  # a comment: as is
+    read = [line if line.startswith("#") else git_sets(inside(line)) for line in lines]  # a comment: as is
     if None in read and not per_path:
         bad = lines[read.index(None)]
         raise ValueError(f"invalid glob {bad!r} (a set git never closes, or of / alone, or a last \\)")
