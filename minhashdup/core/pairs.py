@@ -79,7 +79,8 @@ def identical_groups(sets: Sequence[UInt64Array], indices: Sequence[int]) -> Gro
         sample = (n, int(s[0]), int(s[n // 2]), int(s[-1])) if n else (0,)
         candidates = buckets.setdefault(sample, [])
         for g in candidates:
-            if np.array_equal(sets[groups[g][0]], s):
+            first = sets[groups[g][0]]
+            if first is s or np.array_equal(first, s):  # copies of one content share one array
                 groups[g].append(i)
                 break
         else:
