@@ -4,6 +4,7 @@ core stages; signatures come from one function; the cache wraps extraction and t
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 import time
 from pathlib import Path
@@ -13,11 +14,14 @@ import numpy as np
 import pytest
 
 from minhashdup import Config
+from minhashdup.core import exact
 from minhashdup.core.pairs import Corpus
 from minhashdup.core.signature import Family
+from minhashdup.engine import stages
 from minhashdup.engine.base import Engine, Walked, corpus_of
 from minhashdup.engine.codec import decode_result, encode_result
 from minhashdup.engine.pipeline import find_pairs, scan, walk_files  # the engine's scan, below the library's
+from minhashdup.engine.stages import LocalReps
 from minhashdup.result import Stats
 from minhashdup.source.extract import extract_file
 
@@ -112,3 +116,32 @@ def test_full_signatures_are_kept_whatever_the_bits(make_tree: TreeFactory) -> N
     family = Family(config.seed, config.num_hashes)
     assert np.array_equal(np.stack(corpus.signatures), family.sign(corpus.sets))
     assert int(np.stack(corpus.signatures).max()) >= 1 << 8  # cut to b bits only when compared
+
+
+def test_the_exact_check_in_threads_keeps_what_one_thread_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Many candidate pairs are cut in parts, one thread each (LocalReps.verify): the pairs kept,
+    # their common shingles and Jaccard come back as one thread gives them, in the input order.
+    rng = np.random.default_rng(7)
+    roots = [rng.integers(0, 1 << 40, 80) for _ in range(6)]
+    sets = [np.unique(np.concatenate([roots[n % 6][: 40 + n % 40], rng.integers(0, 1 << 40, 8)])) for n in range(90)]
+    pairs = np.array(list(itertools.combinations(range(90), 2)), dtype=np.int64)  # 4,005
+    want = exact.verify(pairs, [s.astype(np.uint64) for s in sets], 0.5)
+    assert 0 < len(want[0]) < len(pairs)  # some kept, some not
+    parts: list[int] = []
+    one = exact.verify
+
+    def counted(part: np.ndarray, sets: list[np.ndarray], threshold: float) -> Any:
+        parts.append(len(part))
+        return one(part, sets, threshold)
+
+    monkeypatch.setattr(exact, "verify", counted)
+    monkeypatch.setattr(stages, "pool_size", lambda requested, tasks: min(requested, tasks))  # whatever the cores
+    reps = LocalReps.of([s.astype(np.uint64) for s in sets], np.zeros((90, 1), dtype=np.uint64), Config(jobs=3))
+    got = reps.verify(pairs, 0.5)
+    assert sorted(parts) == [1335, 1335, 1335]
+    for column, expected in zip(got, want, strict=True):
+        assert column.dtype == expected.dtype
+        assert column.tolist() == expected.tolist()
+    parts.clear()
+    alone = LocalReps.of(reps.sets, reps.sigs, None).verify(pairs, 0.5)  # no scan's config: one thread
+    assert parts == [len(pairs)] and all(a.tolist() == b.tolist() for a, b in zip(alone, want, strict=True))

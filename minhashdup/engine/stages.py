@@ -26,6 +26,7 @@ from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.pairs import Corpus, Groups, Prepared
 from minhashdup.core.runs import pair_codes
 from minhashdup.core.signature import Family
+from minhashdup.engine.parallel import pool_size
 from minhashdup.result import Group, Pair, Result, Skip, Stats
 
 
@@ -55,25 +56,32 @@ class Reps(Protocol):
         ...
 
 
+#: Candidate pairs per thread of the exact check, at least (:meth:`LocalReps.verify`).
+THREADED_PAIRS = 1024
+
+
 class LocalReps:
     """:class:`Reps` held in this process: the prepared corpus's representatives."""
 
     def __init__(self, prep: Prepared, config: Config) -> None:
         self.sets = prep.rep_sets
         self.sizes = np.fromiter((len(s) for s in self.sets), dtype=np.int64, count=len(self.sets))
-        self.prep, self.config = prep, config
+        self.prep = prep
+        self.config: Config | None = config
         self.sigs: UInt64Array | None = None
 
     @classmethod
-    def of(cls, sets: list[UInt64Array], sigs: UInt64Array) -> LocalReps:
-        """Reps of ``sets`` already signed (``sigs``, cut to the bits in use)."""
+    def of(cls, sets: list[UInt64Array], sigs: UInt64Array, config: Config | None = None) -> LocalReps:
+        """Reps of ``sets`` already signed (``sigs``, cut to the bits in use); ``config``: the
+        scan's, for its worker count (:meth:`verify`), else one thread."""
         reps = cls.__new__(cls)
-        reps.sets, reps.sigs = sets, sigs
+        reps.sets, reps.sigs, reps.config = sets, sigs, config
         reps.sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         return reps
 
     def sign(self) -> None:
         if self.sigs is None:
+            assert self.config is not None  # made by __init__, which has the scan's config
             self.sigs = rep_signatures(self.prep, self.config)
 
     def candidates(self, config: Config) -> tuple[IntArray, list[banding.Oversize]]:
@@ -83,7 +91,18 @@ class LocalReps:
         return lsh_candidates(self.sigs, config)
 
     def verify(self, pairs: IntArray, threshold: float) -> tuple[IntArray, IntArray, FloatArray]:
-        return exact.verify(pairs, self.sets, threshold)
+        """:func:`minhashdup.core.exact.verify`, many pairs cut in parts checked in threads, one
+        per worker process the scan may use: the intersections (numpy's ``searchsorted``) let
+        go of the GIL. The same pairs come back, in the input order, whatever the threads."""
+        threads = 1 if self.config is None else pool_size(self.config.workers, len(pairs) // THREADED_PAIRS)
+        if threads == 1:
+            return exact.verify(pairs, self.sets, threshold)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            done = list(pool.map(lambda part: exact.verify(part, self.sets, threshold), np.array_split(pairs, threads)))
+        kept, common, jac = (np.concatenate(column) for column in zip(*done, strict=True))
+        return kept, common, jac
 
     def estimates(self, pairs: IntArray, bits: int) -> FloatArray:
         assert self.sigs is not None
