@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -230,7 +230,12 @@ def _file_pairs(groups: list[Group], ok: np.ndarray) -> np.ndarray:
 
 
 def expand(
-    groups: list[Group], ok: np.ndarray, common: np.ndarray, jac: np.ndarray, est: np.ndarray
+    groups: list[Group],
+    ok: np.ndarray,
+    common: np.ndarray,
+    jac: np.ndarray,
+    est: np.ndarray,
+    vendored: Collection[str] = frozenset(),
 ) -> tuple[list[Pair], int]:
     """Pairs of representatives -> pairs of files, and how many file pairs they stand for.
 
@@ -238,17 +243,19 @@ def expand(
     representatives' J. Every pair is listed while a group, or two groups, stand for at most
     :data:`~minhashdup.core.limits.MAX_LISTED_PAIRS` file pairs; beyond, a group lists its first file with each other
     one, and two groups the pair of their first files: memory grows with the files, the count
-    stays exact.
+    stays exact. A side in ``vendored`` is marked so (``vendored_a``, ``vendored_b``).
     """
     out: list[Pair] = []
     total = 0
+    v = vendored
     for group in groups:
         files, n = group.files, group.shingles
         total += group.pairs_total
         if group.pairs_listed == group.pairs_total:
-            out.extend(Pair(a, b, 1.0, 1.0, n, n, n) for x, a in enumerate(files) for b in files[x + 1 :])
+            listed = [(a, b) for x, a in enumerate(files) for b in files[x + 1 :]]
         else:
-            out.extend(Pair(files[0], b, 1.0, 1.0, n, n, n) for b in files[1:])
+            listed = [(files[0], b) for b in files[1:]]
+        out.extend(Pair(a, b, 1.0, 1.0, n, n, n, False, a in v, b in v) for a, b in listed)
     for (gi, gj), c, j, e in rows(ok, common, jac, est):
         ga, gb = groups[gi], groups[gj]
         total += len(ga.files) * len(gb.files)
@@ -257,7 +264,7 @@ def expand(
             if listed_across(len(ga.files), len(gb.files)) > 1
             else [(ga.files[0], gb.files[0])]
         )
-        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c) for x, y in listed)
+        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c, v) for x, y in listed)
     # By Jaccard descending, then path: two stable sorts by C-level keys (a Python key per pair
     # built a tuple each, a sixth of a second for the 45k pairs of four Go releases).
     out.sort(key=operator.attrgetter("a", "b"))
@@ -265,10 +272,10 @@ def expand(
     return out, total
 
 
-def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int) -> Pair:
+def _pair(a: str, b: str, jac: float, est: float, na: int, nb: int, common: int, vendored: Collection[str]) -> Pair:
     if b < a:
         a, b, na, nb = b, a, nb, na
-    return Pair(a, b, jac, est, na, nb, common)
+    return Pair(a, b, jac, est, na, nb, common, False, a in vendored, b in vendored)
 
 
 def clusters(files: list[tuple[str, ...]], ok: np.ndarray, jac: np.ndarray) -> list[Cluster]:

@@ -27,7 +27,7 @@ from minhashdup.core.pairs import Corpus, Groups, Prepared
 from minhashdup.core.runs import pair_codes
 from minhashdup.core.signature import Family
 from minhashdup.engine.parallel import pool_size
-from minhashdup.result import Group, Pair, Result, Skip, Stats
+from minhashdup.result import Group, Result, Skip, Stats
 
 
 class Reps(Protocol):
@@ -180,9 +180,8 @@ def pairs_of(seen: Compared, reps: Reps, config: Config) -> Result:
         est = reps.estimates(ok, config.bits)
     with _timed(stats.seconds, "cluster"):
         pairs.check_listed(named, ok, config.max_verified)
-        listed, stats.verified_pairs = pairs.expand(named, ok, common, jac, est)
+        listed, stats.verified_pairs = pairs.expand(named, ok, common, jac, est, seen.vendored)
         clusters = pairs.clusters([g.files for g in named], ok, jac)
-    listed = _marked(listed, seen.vendored)
     stats.pairs_listed = len(listed)
     stats.new_pairs = stats.verified_pairs  # until a review (baseline, changed files) says otherwise
     stats.clusters = len(clusters)
@@ -216,18 +215,6 @@ def unpaired_files(oversize: list[banding.Oversize], named: list[Group], files: 
         return list(files)
     crowded = np.unique(np.concatenate(known)).tolist() if known else []
     return sorted({path for g in crowded for path in named[g].files})
-
-
-def _marked(listed: list[Pair], vendored: set[str]) -> list[Pair]:
-    """The pairs, each side marked when it is vendored."""
-    if not vendored:
-        return listed
-    return [
-        dataclasses.replace(p, vendored_a=p.a in vendored, vendored_b=p.b in vendored)
-        if p.a in vendored or p.b in vendored
-        else p  # most pairs: no side vendored, the pair as it is (a new one each cost 45k x 6 us)
-        for p in listed
-    ]
 
 
 def edge_floor(config: Config) -> float:
