@@ -123,9 +123,10 @@ def test_the_exact_check_in_threads_keeps_what_one_thread_keeps(monkeypatch: pyt
     # their common shingles and Jaccard come back as one thread gives them, in the input order.
     rng = np.random.default_rng(7)
     roots = [rng.integers(0, 1 << 40, 80) for _ in range(6)]
-    sets = [np.unique(np.concatenate([roots[n % 6][: 40 + n % 40], rng.integers(0, 1 << 40, 8)])) for n in range(90)]
+    mixed = [np.concatenate([roots[n % 6][: 40 + n % 40], rng.integers(0, 1 << 40, 8)]) for n in range(90)]
+    sets = [np.unique(s).astype(np.uint64) for s in mixed]
     pairs = np.array(list(itertools.combinations(range(90), 2)), dtype=np.int64)  # 4,005
-    want = exact.verify(pairs, [s.astype(np.uint64) for s in sets], 0.5)
+    want = exact.verify(pairs, sets, 0.5)
     assert 0 < len(want[0]) < len(pairs)  # some kept, some not
     parts: list[int] = []
     one = exact.verify
@@ -136,7 +137,7 @@ def test_the_exact_check_in_threads_keeps_what_one_thread_keeps(monkeypatch: pyt
 
     monkeypatch.setattr(exact, "verify", counted)
     monkeypatch.setattr(stages, "pool_size", lambda requested, tasks: min(requested, tasks))  # whatever the cores
-    reps = LocalReps.of([s.astype(np.uint64) for s in sets], np.zeros((90, 1), dtype=np.uint64), Config(jobs=3))
+    reps = LocalReps.of(sets, np.zeros((90, 1), dtype=np.uint64), Config(jobs=3))
     got = reps.verify(pairs, 0.5)
     assert sorted(parts) == [1335, 1335, 1335]
     for column, expected in zip(got, want, strict=True):

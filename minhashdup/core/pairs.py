@@ -247,7 +247,6 @@ def expand(
     """
     out: list[Pair] = []
     total = 0
-    v = vendored
     for group in groups:
         files, n = group.files, group.shingles
         total += group.pairs_total
@@ -255,7 +254,7 @@ def expand(
             listed = [(a, b) for x, a in enumerate(files) for b in files[x + 1 :]]
         else:
             listed = [(files[0], b) for b in files[1:]]
-        out.extend(Pair(a, b, 1.0, 1.0, n, n, n, False, a in v, b in v) for a, b in listed)
+        out.extend(Pair(a, b, 1.0, 1.0, n, n, n, False, a in vendored, b in vendored) for a, b in listed)
     for (gi, gj), c, j, e in rows(ok, common, jac, est):
         ga, gb = groups[gi], groups[gj]
         total += len(ga.files) * len(gb.files)
@@ -264,7 +263,7 @@ def expand(
             if listed_across(len(ga.files), len(gb.files)) > 1
             else [(ga.files[0], gb.files[0])]
         )
-        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c, v) for x, y in listed)
+        out.extend(_pair(x, y, j, e, ga.shingles, gb.shingles, c, vendored) for x, y in listed)
     # By Jaccard descending, then path: two stable sorts by C-level keys (a Python key per pair
     # built a tuple each, a sixth of a second for the 45k pairs of four Go releases).
     out.sort(key=operator.attrgetter("a", "b"))
