@@ -6,9 +6,10 @@
 
 Prints the files whose significant tokens differ (must be 0) and, single process, the
 seconds of pygments' own get_tokens over every file (the floor), of pygments plus
-minhashdup's comment/whitespace filter, and of the fast engine: the three run file by file
-in turn (a shared machine's busy spells then slow all three alike), for --rounds passes,
-and the significant tokens per second. With --typed it also compares each token's type and
+minhashdup's comment/whitespace filter, of the fast engine, and of the fast engine's loop
+token by token (its root state not lexed in one call, ``fastlex.bulk``): the four run file by
+file in turn (a shared machine's busy spells then slow all alike), for --rounds passes, and
+the significant tokens per second. With --typed it also compares each token's type and
 line (what normalisation and the side-by-side views use), in one more pass, not timed.
 """
 
@@ -53,26 +54,32 @@ def main() -> None:
         except NoLexerError:
             continue
     engines: dict[type, FastLexer | None] = {}
+    loops: dict[type, FastLexer | None] = {}  # the same, token by token
     for _, lexer, _ in items:
         if type(lexer) not in engines:
             engines[type(lexer)] = FastLexer(lexer) if supported(type(lexer)) else None
+            loops[type(lexer)] = FastLexer(lexer) if supported(type(lexer)) else None
+            if loops[type(lexer)] is not None:
+                loops[type(lexer)].states.whole = (None,)  # looked for, none
     rounds = []
     for _ in range(args.rounds):
-        seconds, differ, tokens = interleaved(items, engines)
+        seconds, differ, tokens = interleaved(items, engines, loops)
         rounds.append(seconds)
-    floor, filtered, fast = (statistics.median(r[k] for r in rounds) for k in range(3))
+    floor, filtered, fast, loop = (statistics.median(r[k] for r in rounds) for k in range(4))
+    whole = sum(1 for _, lexer, _ in items if (engine := engines[type(lexer)]) and (engine.states.whole or (None,))[0])
     covered = Counter(type(lexer).__name__ for _, lexer, _ in items if engines[type(lexer)] is not None)
     fallback = Counter(type(lexer).__name__ for _, lexer, _ in items if engines[type(lexer)] is None)
     print(
         f"{len(items)} files, {tokens:,} significant tokens; fast engine for {sum(covered.values())} files "
         f"({dict(covered.most_common(5))}), pygments fallback for {sum(fallback.values())} "
-        f"({dict(fallback.most_common(5))})"
+        f"({dict(fallback.most_common(5))}); {whole} files lexed in one call from the root state"
     )
     print(f"files whose tokens differ: {len(differ)}" + (f" e.g. {differ[:5]}" if differ else ""))
     print(
         f"single process seconds (median of {args.rounds} rounds, engines interleaved file by file): pygments "
-        f"get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, fast engine {fast:.2f}; speed-up over "
-        f"get_tokens {floor / fast:.2f}x (rounds: {', '.join(f'{r[0] / r[2]:.2f}x' for r in rounds)})"
+        f"get_tokens {floor:.2f}, pygments + filter {filtered:.2f}, fast engine {fast:.2f}, its loop token by "
+        f"token {loop:.2f}; speed-up over get_tokens {floor / fast:.2f}x (rounds: "
+        f"{', '.join(f'{r[0] / r[2]:.2f}x' for r in rounds)}), over the loop {loop / fast:.2f}x"
     )
     if args.typed:
         typed = typed_differ(items, engines)
@@ -84,18 +91,18 @@ def main() -> None:
 
 
 def interleaved(
-    items: list[tuple[str, Any, str]], engines: dict[type, FastLexer | None]
-) -> tuple[tuple[float, float, float], list[str], int]:
-    """Each file through the three engines in turn, so that a busy spell of a shared machine
-    slows all three alike. Outputs are compared at once and not kept: a growing heap would
+    items: list[tuple[str, Any, str]], engines: dict[type, FastLexer | None], loops: dict[type, FastLexer | None]
+) -> tuple[tuple[float, float, float, float], list[str], int]:
+    """Each file through the four engines in turn, so that a busy spell of a shared machine
+    slows all alike. Outputs are compared at once and not kept: a growing heap would
     make the garbage collector slow down the engine that allocates most (pygments' tuples).
 
     Returns:
-        Seconds of (get_tokens, get_tokens + filter, fast engine), the files whose tokens
-        differ, and the number of significant tokens.
+        Seconds of (get_tokens, get_tokens + filter, fast engine, its loop token by token), the
+        files whose tokens differ (by either), and the number of significant tokens.
     """
     clock = time.perf_counter
-    floor = filtered = fast = 0.0
+    floor = filtered = fast = loop = 0.0
     differ, tokens = [], 0
     for path, lexer, text in items:
         engine = engines[type(lexer)]
@@ -106,11 +113,14 @@ def interleaved(
         t2 = clock()
         mine = engine.significant_tokens(text) if engine else list(significant_tokens(lexer, text))
         t3 = clock()
-        floor, filtered, fast = floor + t1 - t0, filtered + t2 - t1, fast + t3 - t2
+        slow = loops[type(lexer)]
+        token_by_token = slow.significant_tokens(text) if slow else list(significant_tokens(lexer, text))
+        t4 = clock()
+        floor, filtered, fast, loop = floor + t1 - t0, filtered + t2 - t1, fast + t3 - t2, loop + t4 - t3
         tokens += len(reference)
-        if mine != reference:
+        if mine != reference or token_by_token != reference:
             differ.append(path)
-    return (floor, filtered, fast), differ, tokens
+    return (floor, filtered, fast, loop), differ, tokens
 
 
 def typed_differ(items: list[tuple[str, Any, str]], engines: dict[type, FastLexer | None]) -> list[str]:

@@ -11,7 +11,8 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 
 from minhashdup.source.fastlex import FastLexer, supported
-from minhashdup.source.fastlex.states import blank_only, without_groups
+from minhashdup.source.fastlex.blanks import blank_only
+from minhashdup.source.fastlex.states import without_groups
 from minhashdup.source.patterns import first_chars, parser
 from minhashdup.source.significant import (
     significant_tokens,

@@ -10,7 +10,7 @@ start with it is a *run rule*: one set of whitespace, one or more times
 (:func:`.patterns.one_char_run`), that holds the character, dropped and staying in the state.
 Such a rule matches wherever its set's characters stand, and takes the longest stretch of them.
 If every character of every such run's set counts too (checked over the whitespace characters:
-a run holds whitespace only, :func:`.states.blank_only`), then from a token's end, pygments'
+a run holds whitespace only, :func:`blank_only`), then from a token's end, pygments'
 tokens over the longest stretch of counting characters are run rules, each ending inside the
 stretch or at its end (a run cannot take a character that does not count), all dropped: taking
 the stretch with the token keeps the tokens kept and where the next one starts.
@@ -116,3 +116,52 @@ def _first_that_may_start(rules: list[Facts], code: int, within_line: bool) -> i
 def _holds(rule: Facts, code: int) -> bool:
     """Whether a run rule's set holds the character (its pattern matches it alone)."""
     return rule.pattern.fullmatch(chr(code)) is not None
+
+
+def blank_only(items: Any) -> bool:
+    """Whether a parsed pattern can match whitespace only (zero-width parts allowed), so that
+    a ``Text`` rule's tokens are always blank, hence dropped.
+
+    Example:
+        >>> from minhashdup.source.patterns import parser
+        >>> [blank_only(parser.parse(p)) for p in (r"[^\\S\\n]+", r"\\s*$", r"\\\\\\n", " |x")]
+        [True, True, False, False]
+    """
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            ok = chr(arg).isspace()
+        elif name == "IN":
+            ok = _blank_set(arg)
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            ok = True  # zero-width: consumes nothing
+        elif name == "SUBPATTERN":
+            ok = blank_only(arg[3])
+        elif name == "ATOMIC_GROUP":
+            ok = blank_only(arg)
+        elif name == "BRANCH":
+            ok = all(blank_only(branch) for branch in arg[1])
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            ok = blank_only(arg[2])
+        else:
+            ok = False  # any character, a negated literal, a group reference, ...
+        if not ok:
+            return False
+    return True
+
+
+def _blank_set(items: Any) -> bool:
+    """Whether a parsed character set holds whitespace only."""
+    names = [(str(op), arg) for op, arg in items]
+    if names and names[0][0] == "NEGATE":  # everything but a set that holds every non-space
+        return any(op == "CATEGORY" and str(arg).endswith("NOT_SPACE") for op, arg in names[1:])
+    for op, arg in names:
+        if op == "LITERAL":
+            ok = chr(arg).isspace()
+        elif op == "RANGE":
+            ok = arg[1] - arg[0] < 64 and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1))
+        else:
+            ok = op == "CATEGORY" and str(arg).endswith("_SPACE") and not str(arg).endswith("NOT_SPACE")
+        if not ok:
+            return False
+    return True

@@ -13,6 +13,7 @@ from typing import Any, cast
 from pygments.lexer import _PseudoMatch
 from pygments.token import Error, _TokenType
 
+from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.splice import DONE, NEVER, Splice
 from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
@@ -39,6 +40,10 @@ def scan(
     """The kept tokens of preprocessed ``text`` lexed from the state stack ``start``; ``at`` (if
     any) is told each one's offset and type; ``splice`` (if any) at the positions it asks for
     (:attr:`.splice.Splice.due`, then as it says), which may complete the tokens from a base's."""
+    if at is None and start == ("root",) and (splice is None or (splice.due >= NEVER and not splice.watching)):
+        whole = of_root(states)  # the root state lexed in one call, where it never leaves itself
+        if whole is not None:
+            return whole(text)
     out: list[str] = []
     due = NEVER if splice is None else splice.due
     watch = splice.watch if splice is not None and splice.watching else None  # a lex recorded for a later version

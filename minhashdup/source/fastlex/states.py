@@ -22,7 +22,7 @@ from typing import Any, cast
 from pygments.lexer import bygroups, this, using
 from pygments.token import Text, _TokenType
 
-from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blanks
+from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
 from minhashdup.source.patterns import ASCII, embeddable, first_chars, may_end_with, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
 
@@ -236,6 +236,9 @@ class States(dict[str, State]):
         super().__init__()
         self.tokendefs, self.flags = tokendefs, flags
         self.silent: set[tuple[str, ...]] = set()  # start stacks from which an empty text gave no token
+        #: The one-call lex from ``root`` where the root state allows it (:func:`.bulk.of_root`
+        #: sets it, ``None`` if not), once it was looked for.
+        self.whole: tuple[Callable[[str], list[str]] | None] | None = None
 
     def __missing__(self, name: str) -> State:
         rules = self.tokendefs[name]
@@ -348,52 +351,3 @@ def without_groups(source: str, flags: int) -> str | None:
         return text if re.compile(text, flags).groups == 0 else None
     except re.error:
         return None
-
-
-def blank_only(items: Any) -> bool:
-    """Whether a parsed pattern can match whitespace only (zero-width parts allowed), so that
-    a ``Text`` rule's tokens are always blank, hence dropped.
-
-    Example:
-        >>> from minhashdup.source.patterns import parser
-        >>> [blank_only(parser.parse(p)) for p in (r"[^\\S\\n]+", r"\\s*$", r"\\\\\\n", " |x")]
-        [True, True, False, False]
-    """
-    for op, arg in items:
-        name = str(op)
-        if name == "LITERAL":
-            ok = chr(arg).isspace()
-        elif name == "IN":
-            ok = _blank_set(arg)
-        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-            ok = True  # zero-width: consumes nothing
-        elif name == "SUBPATTERN":
-            ok = blank_only(arg[3])
-        elif name == "ATOMIC_GROUP":
-            ok = blank_only(arg)
-        elif name == "BRANCH":
-            ok = all(blank_only(branch) for branch in arg[1])
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            ok = blank_only(arg[2])
-        else:
-            ok = False  # any character, a negated literal, a group reference, ...
-        if not ok:
-            return False
-    return True
-
-
-def _blank_set(items: Any) -> bool:
-    """Whether a parsed character set holds whitespace only."""
-    names = [(str(op), arg) for op, arg in items]
-    if names and names[0][0] == "NEGATE":  # everything but a set that holds every non-space
-        return any(op == "CATEGORY" and str(arg).endswith("NOT_SPACE") for op, arg in names[1:])
-    for op, arg in names:
-        if op == "LITERAL":
-            ok = chr(arg).isspace()
-        elif op == "RANGE":
-            ok = arg[1] - arg[0] < 64 and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1))
-        else:
-            ok = op == "CATEGORY" and str(arg).endswith("_SPACE") and not str(arg).endswith("NOT_SPACE")
-        if not ok:
-            return False
-    return True
