@@ -109,10 +109,25 @@ def _rule(plan: Plan, source: Source, state: State) -> _Rule | None:
         return None
     tail = not (state.taken.within_line and source.ends_line)
     chars: frozenset[str] = frozenset()
-    if kind != DROP and len(parsed) == 1 and str(parsed[0][0]) in ("LITERAL", "IN"):
-        matches = plan.rexmatch
-        chars = frozenset(c for c in map(chr, range(ASCII)) if not c.isspace() and matches(c))
+    if kind != DROP:
+        chars = frozenset(c for c in map(chr, range(ASCII)) if not c.isspace() and _alone(plan, list(parsed), c, flags))
     return _Rule(source.text, kind != DROP, source.starts[0], ascii_only, tail, chars)
+
+
+def _alone(plan: Plan, items: list[Any], c: str, flags: int) -> bool:
+    """Whether the rule matches ``c`` and every match of it at a ``c`` is that one character: a
+    set, or a choice whose other branches cannot start with ``c`` (``...`` or ``[(.]`` at ``(``)."""
+    if not plan.rexmatch(c):
+        return False
+    if len(items) == 1 and str(items[0][0]) == "BRANCH":
+        branches = items[0][1][1]
+        return all(_one_char(list(b)) or not may_start(b, ord(c), flags) for b in branches)
+    return _one_char(items)
+
+
+def _one_char(items: list[Any]) -> bool:
+    """Whether the parsed items are one character: a literal or a set."""
+    return len(items) == 1 and str(items[0][0]) in ("LITERAL", "IN")
 
 
 def _split(plan: Plan, source: Source, items: list[Any], flags: int, state: State) -> tuple[str, bool] | None:
@@ -153,9 +168,9 @@ def _lexed_alone(c: str, state: State) -> bool | None:
         if nullable or chars is None or ord(c) in chars:
             parsed = embeddable(source.text, state.flags)
             kind = _fast_kind(plan, source)
-            if parsed is None or len(parsed) != 1 or str(parsed[0][0]) not in ("LITERAL", "IN"):
+            if parsed is None or plan.new_state is not None or plan.by_groups is not None:
                 return None
-            if plan.new_state is not None or plan.by_groups is not None or not plan.rexmatch(c):
+            if not _alone(plan, list(parsed), c, parsed.state.flags):
                 return None
             if kind == KEEP_UNLESS_BLANK:
                 return not c.isspace()
