@@ -317,11 +317,14 @@ def token_texts(
     ``fast`` runs :class:`minhashdup.source.fastlex.FastLexer` for the lexers it reproduces exactly
     and pygments itself for the others; ``pygments`` always runs pygments. With ``versions``
     (the fast engine only), the file at ``path`` may take the tail it shares with an earlier
-    version of it from that version's lex, which is exact (:mod:`.fastlex.splice`).
+    version of it from that version's lex, which is exact (:mod:`.fastlex.splice`), unless the
+    lexer takes the whole text in one call (:mod:`.fastlex.bulk`): recording a lex for a later
+    version needs the loop token by token, and on four Go releases lexing every version in one
+    call cost less than recording the first and splicing the others.
     """
     if engine == "fast":
         fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
-        if fast is not None and versions is not None:
+        if fast is not None and versions is not None and not fast.one_call:
             return _spliced(fast, lexer, text, versions, path)
         if fast is not None:
             return fast.significant_tokens(text)

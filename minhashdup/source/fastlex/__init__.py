@@ -28,6 +28,7 @@ import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import Keyword, Name, _TokenType
 
+from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import scan, tracker
 from minhashdup.source.fastlex.splice import Copy, Lexed, Splice, spliceable
@@ -119,6 +120,12 @@ class FastLexer:
         if types is not None:
             self._retyped(tokens, types)
         return tokens, lexed
+
+    @property
+    def one_call(self) -> bool:
+        """Whether a text lexed from ``root`` with no offsets nor types asked for takes one regex
+        call (:mod:`.bulk`)."""
+        return of_root(self.states) is not None
 
     @functools.cached_property
     def behind(self) -> int | None:
