@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, without_groups
+from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, group_opens, without_groups
 from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, may_start
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK
 
@@ -152,7 +152,8 @@ def _split(plan: Plan, source: Source, items: list[Any], flags: int, state: Stat
     keeps_c = tail == KEEP or (tail == KEEP_UNLESS_BLANK and not c.isspace())
     if (c.isspace() and keeps_c) or _lexed_alone(c, state) != keeps_c:
         return None
-    cut = _last_group_at(source.text)
+    opens = group_opens(source.text)
+    cut = opens[-1] if opens else None
     bare = None if cut is None else without_groups(source.text[:cut], state.flags)
     rest = embeddable(source.text[cut:], state.flags) if cut is not None else None
     if bare is None or rest is None or len(rest) != 1 or list(rest[0][1][3]) != [(op, code)]:
@@ -176,28 +177,6 @@ def _lexed_alone(c: str, state: State) -> bool | None:
                 return not c.isspace()
             return None if kind not in (DROP, KEEP) else kind == KEEP
     return None
-
-
-def _last_group_at(text: str) -> int | None:
-    """Where the last capturing group of a pattern's text opens (``None``: it has none)."""
-    found, i = None, 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            j = i + 1
-            j += text.startswith("^", j)
-            j += text.startswith("]", j)
-            while j < len(text) and text[j] != "]":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-            continue
-        if c == "(" and not text.startswith("?", i + 1):
-            found = i
-        i += 1
-    return found
 
 
 def _ordered(rules: list[_Rule]) -> list[_Rule]:
