@@ -3,6 +3,7 @@ pygments' own, and the same tokens as the scan's loop, token by token, gives."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, ClassVar
 
@@ -68,6 +69,33 @@ class _Moves(RegexLexer):  # type: ignore[misc]  # pygments is untyped
         "root": [(r'"', Text, "string"), (r"\s+", Whitespace), (r"\w+", Name)],
         "string": [(r'"', Text, "#pop"), (r'[^"]+', Text)],
     }
+
+
+class _InlineCase(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """``(?i)k`` also matches U+212A (Kelvin sign): not a rule that starts only with ASCII, so the
+    drop of non-ASCII text may not go before it (found by a review's fuzzer)."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"(?i)kw", Name), (r"[\u0080-\uffff]+", Comment), (r"\s+", Whitespace), (r"\w+", Name)]
+    }
+
+
+class _FoldedFront(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """A lexer-wide IGNORECASE: a first class of ``k`` would take ``K`` from the rule before it."""
+
+    flags = re.IGNORECASE | re.MULTILINE
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"[ \n]+", Whitespace), (r"(?-i:K)x", Name), (r"k", Name), (r"[a-z]", Name)]
+    }
+
+
+@pytest.mark.parametrize(
+    ("cls", "text"),
+    [(_InlineCase, "\u212aW"), (_InlineCase, "kw \u212aw x"), (_FoldedFront, "Kx"), (_FoldedFront, "kx K")],
+)
+def test_case_folding_past_ascii_keeps_rules_in_their_order(cls: type, text: str) -> None:
+    lexer = cls(stripnl=False, ensurenl=True)
+    assert _tokens(lexer, text, whole=True) == list(significant_tokens(lexer, text))
 
 
 def _tokens(lexer: Any, text: str, whole: bool) -> list[str]:

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, group_opens, without_groups
-from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, may_start
+from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, inner_flags, may_start
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK
 
 #: The kept tokens of a preprocessed text, lexed from the root state.
@@ -77,6 +77,8 @@ def whole(state: State) -> Whole | None:
     taken = state.taken.tail
     parts = [f"(?:{r.text}){taken if r.tail else ''}" for r in rules if not r.keep]
     front = sorted({c for i, r in enumerate(rules) if r.keep for c in r.chars if not _may_start(rules[:i], c)})
+    if state.flags & re.IGNORECASE:  # the class would match other cases (and U+212A for k) too
+        front = []
     alternatives = ["[" + "".join(f"\\x{ord(c):02x}" for c in front) + "]"] if front else []
     alternatives += [f"(?:{r.text})" for r in _ordered(keeps)] + [r"[^\n]"]
     parts.append("(" + "|".join(alternatives) + ")" + (taken if all(r.tail for r in keeps) else ""))
@@ -222,8 +224,9 @@ def _ascii_start(items: list[Any], flags: int) -> bool:
             return bool(arg < ASCII)
         if name == "IN":
             return all((str(o) == "LITERAL" and a < ASCII) or (str(o) == "RANGE" and a[1] < ASCII) for o, a in arg)
-        if name == "SUBPATTERN":
-            return not first_chars(arg[3], flags)[1] and _ascii_start(list(arg[3]), flags)
+        if name == "SUBPATTERN":  # its own flags: pygments' leading (?i) is such a group (scoped)
+            inner = inner_flags(flags, arg[1], arg[2])
+            return not first_chars(arg[3], inner)[1] and _ascii_start(list(arg[3]), inner)
         if name == "BRANCH":
             return all(not first_chars(b, flags)[1] and _ascii_start(list(b), flags) for b in arg[1])
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
