@@ -219,3 +219,42 @@ def test_a_base_recorded_by_another_reach_passes_on_no_records(monkeypatch: pyte
     assert l2 is not None and l2.taken > 0 and t2 == other.significant_tokens(v2)
     t3, _ = other.significant_tokens_after(v3, l2, True)
     assert t3 == other.significant_tokens(v3)
+
+
+LINES = [f"\tx{i} := f{i}(a, b) + {i}\n" for i in range(1200)]
+
+
+def _go(lines: list[str]) -> str:
+    return "package main\n\nfunc main() {\n" + "".join(lines) + "}\n"
+
+
+def test_many_edits_apart_keep_their_stretches_taken() -> None:
+    """A mark found again counts the characters looked through up to it, not the whole window
+    looked in: forty edits in a 30 KB text leave the stretches between them to take."""
+    fast = _fast("go")
+    text = _go(LINES)
+    _, _, base = _lex(fast, text, None)
+    edited = _go([line.replace(":=", "= 1 +") if i % 30 == 15 else line for i, line in enumerate(LINES)])
+    tokens, where, _ = _lex(fast, edited, base)
+    assert tokens == fast.significant_tokens(edited)
+    assert where.taken > 0.5 * len(tokens)  # 16% when each find counted its whole window
+
+
+def test_a_line_repeated_far_ahead_does_not_take_the_lex_past_the_marks_between() -> None:
+    """Lines taken out of the middle, two of them also written near the end (before a last
+    edit): the base's mark in them is found again far past where it was expected, not followed
+    there by the base's next mark, so the stretch after the lines taken out is still taken (not
+    lexed up to that copy)."""
+    fast = _fast("go")
+    lines = LINES[:400]
+    cut = "".join(lines[100:140])
+    head = _go(lines[:100])[:-2]  # without its closing brace: where lines[100] starts
+    _, _, plain = _lex(fast, _go(lines), None)
+    mark = min(p for p in plain.marks if len(head) <= p < len(head) + len(cut))
+    at = next(i for i in range(100, 140) if len(_go(lines[: i + 1])) - 2 > mark)  # the line holding it
+    text = _go(lines) + "\nfunc h() {\n" + lines[at] + lines[at + 1] + "\ty := 0\n}\n"
+    _, _, base = _lex(fast, text, None)
+    edited = text.replace(cut, "").replace("y := 0", "y := 1")
+    tokens, where, _ = _lex(fast, edited, base)
+    assert tokens == fast.significant_tokens(edited)
+    assert where.taken > 0.9 * len(tokens)  # 25% when the copy was taken as the anchor

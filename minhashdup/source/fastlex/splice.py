@@ -154,6 +154,8 @@ _LEXES = itertools.count()  # numbers each lex (a watched table is brought up to
 #: Characters after an anchor that must agree for it to be tried; how far past where it is
 #: expected one is looked for; how many characters looking may read, in all, per text length.
 KEY, LOOK, BUDGET = 32, 1 << 16, 8
+#: Farther than this from where it was expected, a mark found again must be followed by the next.
+JUMP = 4 * STRIDE
 #: What :meth:`Splice.at` returns: the tokens are complete; the scan goes on at :attr:`Splice.resume`.
 DONE, RESUME = -1, -2
 
@@ -281,7 +283,9 @@ class Splice:
     def _plan(self, k: int, cursor: int) -> None:
         """The next anchor: the first of the base's marks from the ``k``-th whose text (with the
         characters the patterns read behind) is found in this text at ``cursor`` or later, where
-        it is expected (the last anchor's distance) or near (within :data:`LOOK`)."""
+        it is expected (the last anchor's distance) or near (within :data:`LOOK`; farther than
+        :data:`JUMP` from there only where the base's next mark follows it). Looking counts the
+        characters read up to where the text was found, within :data:`BUDGET` per character."""
         base, text, back = cast(Lexed, self.base), self.text, self.behind + 1
         for there in self.positions[k:]:
             if there >= self.limit[1] or self.looked > BUDGET * len(text):
@@ -294,11 +298,25 @@ class Splice:
                 return
             if there < back:
                 continue
-            found = text.find(key, max(0, cursor - back), min(len(text), expected + LOOK))
-            self.looked += min(len(text), expected + LOOK) - max(0, cursor - back)
+            stop = min(len(text), expected + LOOK)
+            found = text.find(key, max(0, cursor - back), stop)
+            self.looked += (stop if found < 0 else found + len(key)) - max(0, cursor - back)
+            if found >= 0 and abs(found + back - expected) > JUMP and not self._followed(there, found + back):
+                continue
             if found >= 0 and found + back < self.limit[0]:
                 self.anchor, self.moved = (found + back, there), there - found - back
                 return
+
+    def _followed(self, there: int, here: int) -> bool:
+        """Whether the base's next mark after ``there`` is found at the same distance after
+        ``here``: a mark's text found far from where it was expected is taken as an anchor only
+        then (a line repeated in another place would take the lex past every mark between)."""
+        base, back = cast(Lexed, self.base), self.behind + 1
+        k = bisect.bisect_right(self.positions, there)
+        if k >= len(self.positions):
+            return False
+        after = self.positions[k]
+        return self.text.startswith(base.text[after - back : after + KEY], here + after - there - back)
 
     def _copy(self, start: int, stop: int, out: list[str]) -> None:
         base = cast(Lexed, self.base)
