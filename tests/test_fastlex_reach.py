@@ -5,6 +5,7 @@ fresh lex, including where an attempt before a difference read past it."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -258,3 +259,32 @@ def test_a_line_repeated_far_ahead_does_not_take_the_lex_past_the_marks_between(
     tokens, where, _ = _lex(fast, edited, base)
     assert tokens == fast.significant_tokens(edited)
     assert where.taken > 0.9 * len(tokens)  # 25% when the copy was taken as the anchor
+
+
+class _Searched(str):
+    """A text that counts the characters its ``find`` calls look through."""
+
+    looked = 0
+
+    def find(self, sub: str, start: Any = 0, end: Any = None) -> int:  # type: ignore[override]
+        end = len(self) if end is None else min(end, len(self))
+        _Searched.looked += max(0, end - max(start, 0))
+        return str.find(self, sub, start, end)
+
+
+def test_looking_for_marks_stays_within_its_budget_past_a_token_longer_than_the_window() -> None:
+    """A comment longer than the search window opened in the new version: the lex passes every
+    mark inside it at once, and marks expected that far back are not looked for (their empty
+    window counted as a negative length once, a credit that let later searches read 28 times the
+    text)."""
+    fast = _fast("go")
+    a = [f"\tv{i} := g{i}(p, q) + {i}\n" for i in range(4000)]
+    b = [f"\tw{i} = h{i}[{i}] * r\n" for i in range(4000)]
+    _, _, base = _lex(fast, _go(a + a), None)
+    edited = _go([*a[:40], "/*", *a[40:], "*/\n", *b])
+    text = _Searched(fast.lexer._preprocess_lexer_input(edited))
+    _Searched.looked = 0
+    assert fast.behind is not None
+    where = Splice(text, base, fast.behind, True, fast.reach)
+    assert scan(fast.lexer, fast.states, text, None, splice=where) == fast.significant_tokens(edited)
+    assert _Searched.looked <= (splice.BUDGET + 1) * len(text)

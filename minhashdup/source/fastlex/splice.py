@@ -154,8 +154,9 @@ _LEXES = itertools.count()  # numbers each lex (a watched table is brought up to
 #: Characters after an anchor that must agree for it to be tried; how far past where it is
 #: expected one is looked for; how many characters looking may read, in all, per text length.
 KEY, LOOK, BUDGET = 32, 1 << 16, 8
-#: Farther than this from where it was expected, a mark found again must be followed by the next.
-JUMP = 4 * STRIDE
+#: Farther than this many strides from where it was expected, a mark found again must be followed
+#: by the next.
+JUMP = 4
 #: What :meth:`Splice.at` returns: the tokens are complete; the scan goes on at :attr:`Splice.resume`.
 DONE, RESUME = -1, -2
 
@@ -284,8 +285,9 @@ class Splice:
         """The next anchor: the first of the base's marks from the ``k``-th whose text (with the
         characters the patterns read behind) is found in this text at ``cursor`` or later, where
         it is expected (the last anchor's distance) or near (within :data:`LOOK`; farther than
-        :data:`JUMP` from there only where the base's next mark follows it). Looking counts the
-        characters read up to where the text was found, within :data:`BUDGET` per character."""
+        :data:`JUMP` strides from there only where the base's next mark follows it). Looking counts
+        the characters read up to where the text was found, within :data:`BUDGET` per character
+        of this text; a mark expected more than :data:`LOOK` before the cursor is not looked for."""
         base, text, back = cast(Lexed, self.base), self.text, self.behind + 1
         for there in self.positions[k:]:
             if there >= self.limit[1] or self.looked > BUDGET * len(text):
@@ -298,10 +300,12 @@ class Splice:
                 return
             if there < back:
                 continue
-            stop = min(len(text), expected + LOOK)
-            found = text.find(key, max(0, cursor - back), stop)
-            self.looked += (stop if found < 0 else found + len(key)) - max(0, cursor - back)
-            if found >= 0 and abs(found + back - expected) > JUMP and not self._followed(there, found + back):
+            start, stop = max(0, cursor - back), min(len(text), expected + LOOK)
+            if stop <= start:  # expected further back than LOOK before the cursor: nowhere to look
+                continue
+            found = text.find(key, start, stop)
+            self.looked += (stop if found < 0 else found + len(key)) - start
+            if found >= 0 and abs(found + back - expected) > JUMP * STRIDE and not self._followed(there, found + back):
                 continue
             if found >= 0 and found + back < self.limit[0]:
                 self.anchor, self.moved = (found + back, there), there - found - back
