@@ -288,11 +288,11 @@ class Splice:
         :data:`JUMP` strides from there only where the base's next mark follows it). Looking counts
         the characters read up to where the text was found, within :data:`BUDGET` per character
         of this text; a mark expected more than :data:`LOOK` before the cursor is not looked for."""
-        base, text, back = cast(Lexed, self.base), self.text, self.behind + 1
-        for there in self.positions[k:]:
+        text, back = self.text, self.behind + 1
+        for i, there in enumerate(self.positions[k:], k):
             if there >= self.limit[1] or self.looked > BUDGET * len(text):
                 return
-            key = base.text[max(0, there - back) : there + KEY]
+            key = self._key(there)
             expected = there - self.moved
             behind = there - max(0, there - back)
             if expected >= cursor and text.startswith(key, expected - behind) and (there >= back or expected == there):
@@ -305,22 +305,26 @@ class Splice:
                 continue
             found = text.find(key, start, stop)
             self.looked += (stop if found < 0 else found + len(key)) - start
-            if found >= 0 and abs(found + back - expected) > JUMP * STRIDE and not self._followed(there, found + back):
+            if found >= 0 and abs(found + back - expected) > JUMP * STRIDE and not self._followed(i, found + back):
                 continue
             if found >= 0 and found + back < self.limit[0]:
                 self.anchor, self.moved = (found + back, there), there - found - back
                 return
 
-    def _followed(self, there: int, here: int) -> bool:
-        """Whether the base's next mark after ``there`` is found at the same distance after
-        ``here``: a mark's text found far from where it was expected is taken as an anchor only
-        then (a line repeated in another place would take the lex past every mark between)."""
-        base, back = cast(Lexed, self.base), self.behind + 1
-        k = bisect.bisect_right(self.positions, there)
-        if k >= len(self.positions):
+    def _key(self, there: int) -> str:
+        """The base's text at its mark ``there``: what the patterns read behind it, and
+        :data:`KEY` characters after it."""
+        return cast(Lexed, self.base).text[max(0, there - self.behind - 1) : there + KEY]
+
+    def _followed(self, i: int, here: int) -> bool:
+        """Whether the base's mark after its ``i``-th is found at the same distance after
+        ``here`` (where the ``i``-th's text was found): a mark's text found far from where it was
+        expected is taken as an anchor only then (a line repeated in another place would take
+        the lex past every mark between)."""
+        if i + 1 >= len(self.positions):
             return False
-        after = self.positions[k]
-        return self.text.startswith(base.text[after - back : after + KEY], here + after - there - back)
+        there, after = self.positions[i], self.positions[i + 1]
+        return self.text.startswith(self._key(after), here + after - there - self.behind - 1)
 
     def _copy(self, start: int, stop: int, out: list[str]) -> None:
         base = cast(Lexed, self.base)
