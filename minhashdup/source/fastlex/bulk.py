@@ -25,7 +25,8 @@ order, then a line end no rule takes. Why that gives pygments' tokens:
   is then lexed at its own position, by the first rule that may start with it, which must be a
   rule of one character that keeps or drops ``c`` as the ``bygroups`` would.
 - A rule of one character (Go's punctuation) also comes first in the group for the characters
-  no earlier rule may start with: where one stands, that rule is pygments' first match.
+  no earlier rule may start with: where one stands, that rule is pygments' first match (not
+  under a lexer-wide IGNORECASE, where the class would match other cases too).
 - The whitespace a state's tokens take after them (:mod:`.blanks`) is taken here too.
 """
 
@@ -76,9 +77,7 @@ def whole(state: State) -> Whole | None:
     keeps = [r for r in rules if r.keep]
     taken = state.taken.tail
     parts = [f"(?:{r.text}){taken if r.tail else ''}" for r in rules if not r.keep]
-    front = sorted({c for i, r in enumerate(rules) if r.keep for c in r.chars if not _may_start(rules[:i], c)})
-    if state.flags & re.IGNORECASE:  # the class would match other cases (and U+212A for k) too
-        front = []
+    front = [] if state.flags & re.IGNORECASE else _front(rules)  # folded, a class takes other cases
     alternatives = ["[" + "".join(f"\\x{ord(c):02x}" for c in front) + "]"] if front else []
     alternatives += [f"(?:{r.text})" for r in _ordered(keeps)] + [r"[^\n]"]
     parts.append("(" + "|".join(alternatives) + ")" + (taken if all(r.tail for r in keeps) else ""))
@@ -179,6 +178,12 @@ def _lexed_alone(c: str, state: State) -> bool | None:
                 return not c.isspace()
             return None if kind not in (DROP, KEEP) else kind == KEEP
     return None
+
+
+def _front(rules: list[_Rule]) -> list[str]:
+    """The characters a rule of one character keeps where no earlier rule may start (a class
+    tried first in the group)."""
+    return sorted({c for i, r in enumerate(rules) if r.keep for c in r.chars if not _may_start(rules[:i], c)})
 
 
 def _ordered(rules: list[_Rule]) -> list[_Rule]:
