@@ -122,6 +122,9 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "a .gitignore edited, same size": lambda root: (root / "sub" / ".gitignore").write_text("ignorex.go\n"),
     "a .gitignore added": lambda root: (root / "sub" / "deep" / ".gitignore").write_text("d.go\n"),
     "a .gitattributes edited": lambda root: (root / "gen" / ".gitattributes").write_text("*.txt linguist-generated\n"),
+    "a .gitattributes added": lambda root: (root / "sub" / "deep" / ".gitattributes").write_text(
+        "*.go linguist-generated\n"
+    ),
     "a link retargeted": lambda root: (os.unlink(root / "link.go"), os.symlink("a.go", root / "link.go")),
     "a link's target removed": lambda root: (root / "sub" / "c.go").unlink(),
     "a repository made above the root": lambda root: (
@@ -145,6 +148,20 @@ def test_a_memo_is_not_used_once_the_tree_changed(
     listed = _listings(monkeypatch)
     assert _remembered(root, memos) == now
     assert listed  # walked again, not remembered
+
+
+def test_below_the_root_a_walk_opens_only_the_rules_files_its_listings_hold(make_tree: TreeFactory) -> None:
+    # A rules file a folder does not hold is neither looked for nor a witness of the memo: the
+    # folder's own stat, taken before its listing, changes when one is added (above).
+    root = _tree(make_tree)
+    with witnesses.recording() as seen:
+        found = _fresh(root)
+    looked = {path for kind, path, _ in seen if kind != "exists"}
+    below = {path for path in looked if os.path.dirname(os.path.dirname(path)).startswith(str(root))}
+    rules = {path for path in below if os.path.basename(path) in (".gitignore", ".gitattributes")}
+    assert rules == {str(root / "sub" / ".gitignore"), str(root / "gen" / ".gitattributes")}
+    assert str(root / "sub" / "ignored.go") not in [f.path for f in found.files]  # its rules applied
+    assert str(root / "gen" / "f.go") not in [f.path for f in found.files]  # generated, by its attributes
 
 
 def test_a_just_changed_tree_is_not_remembered(make_tree: TreeFactory) -> None:

@@ -12,7 +12,7 @@ nanoseconds), an existence, a resolved path or the variables; a walk that git co
 is not remembered. Adding, removing or renaming an entry changes
 its folder's mtime and ctime, editing a rules file its own; ctime cannot be set back by a user.
 
-A memo holds what the walk found before each file's own stat (:class:`.walk.Found`) and its
+A memo holds what the walk found before each file's own stat (:class:`.found.Found`) and its
 witnesses. It is used only when every witness shows the same again; the files are then stat'ed
 afresh as in a walk (size, kind), so an edited file is seen as edited. A walk that saw anything
 changed less than :data:`RACY_SECONDS` before it started is not remembered: a change in the same
