@@ -21,5 +21,6 @@ def rules_files_in(names: Iterable[str]) -> frozenset[str]:
         >>> sorted(rules_files_in([".GitIgnore", "a.go", ".gitattributes"]))
         ['.gitattributes', '.gitignore']
     """
-    found = (_RULES_FILES.get(name.lower()) or _RULES_FILES.get(name.upper()) for name in names)
+    dotted = (name for name in names if name[:1] == ".")  # "." has no other case
+    found = (_RULES_FILES.get(name.lower()) or _RULES_FILES.get(name.upper()) for name in dotted)
     return frozenset(name for name in found if name)
