@@ -121,6 +121,9 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "a folder renamed": lambda root: (root / "sub" / "deep").rename(root / "sub" / "skip"),
     "a .gitignore edited, same size": lambda root: (root / "sub" / ".gitignore").write_text("ignorex.go\n"),
     "a .gitignore added": lambda root: (root / "sub" / "deep" / ".gitignore").write_text("d.go\n"),
+    "a .gitignore moved in from another folder": lambda root: (root / "sub" / ".gitignore").rename(
+        root / "sub" / "deep" / ".gitignore"
+    ),
     "a .gitattributes edited": lambda root: (root / "gen" / ".gitattributes").write_text("*.txt linguist-generated\n"),
     "a .gitattributes added": lambda root: (root / "sub" / "deep" / ".gitattributes").write_text(
         "*.go linguist-generated\n"
@@ -156,12 +159,32 @@ def test_below_the_root_a_walk_opens_only_the_rules_files_its_listings_hold(make
     root = _tree(make_tree)
     with witnesses.recording() as seen:
         found = _fresh(root)
-    looked = {path for kind, path, _ in seen if kind != "exists"}
-    below = {path for path in looked if os.path.dirname(os.path.dirname(path)).startswith(str(root))}
+    looked = {Path(path) for kind, path, _ in seen if kind != "exists"}
+    below = {str(path) for path in looked if root in path.parent.parents}  # in a folder under the root
     rules = {path for path in below if os.path.basename(path) in (".gitignore", ".gitattributes")}
     assert rules == {str(root / "sub" / ".gitignore"), str(root / "gen" / ".gitattributes")}
     assert str(root / "sub" / "ignored.go") not in [f.path for f in found.files]  # its rules applied
     assert str(root / "gen" / "f.go") not in [f.path for f in found.files]  # generated, by its attributes
+
+
+def test_a_rules_file_named_in_another_case_is_looked_for_and_witnessed(
+    make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # .GITIGNORE is .gitignore where names ignore case: the walk looks for .gitignore there (here,
+    # where case counts, it finds none), and renaming one to the other is seen by the memo.
+    root = _tree(make_tree)
+    (root / "sub" / "deep" / ".GITIGNORE").write_text("d.go\n")
+    _tick()
+    with witnesses.recording() as seen:
+        before = _fresh(root)
+    assert ("lstat", str(root / "sub" / "deep" / ".gitignore")) in {(kind, path) for kind, path, _ in seen}
+    memos = Memos()
+    assert _remembered(root, memos) == before
+    (root / "sub" / "deep" / ".GITIGNORE").rename(root / "sub" / "deep" / ".gitignore")
+    listed = _listings(monkeypatch)
+    now = _remembered(root, memos)
+    assert listed and now == _fresh(root) != before
+    assert str(root / "sub" / "deep" / "d.go") not in [f.path for f in now.files]
 
 
 def test_a_just_changed_tree_is_not_remembered(make_tree: TreeFactory) -> None:

@@ -42,7 +42,7 @@ class FileEntry:
 
 @dataclasses.dataclass
 class WalkResult:
-    """Output of :func:`walk`: the files to scan, in a deterministic order, and the skips."""
+    """Output of :func:`.walk.walk`: the files to scan, in a deterministic order, and the skips."""
 
     files: list[FileEntry]
     skips: list[Skip]

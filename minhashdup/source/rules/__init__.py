@@ -6,21 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-#: The rules files a folder's entry may be, by its name's lower and its upper case.
-_RULES_FILES = {n: n.lower() for name in (".gitignore", ".gitattributes") for n in (name, name.upper())}
+#: The rules files by their names' upper case: the one case that every other spelling of them
+#: has in common (``.gitIgnore``, and a name with a dotless i for its i, upper-case to ``.GITIGNORE``).
+_RULES_FILES = {name.upper(): name for name in (".gitignore", ".gitattributes")}
 
 
 def rules_files_in(names: Iterable[str]) -> frozenset[str]:
     """Which of ``.gitignore`` and ``.gitattributes`` a folder whose entries are ``names`` may
-    hold: those that one of the names is, up to case (a file system that ignores case opens
-    ``.GITIGNORE``, or a name whose upper case is ``.GITIGNORE``, by either name). The walk
-    opens no other: one added later changes the folder's stat, the witness of the walk's memo
-    (:mod:`.witnesses`), as any entry added does.
+    hold: those that one of the names spells up to case, since a file system that ignores case
+    opens ``.GitIgnore`` when asked for ``.gitignore``. The walk looks for no other: one added
+    later changes the folder's stat, a witness of the walk's memo (:mod:`.witnesses`), as any
+    entry added does.
 
     Example:
         >>> sorted(rules_files_in([".GitIgnore", "a.go", ".gitattributes"]))
         ['.gitattributes', '.gitignore']
     """
-    dotted = (name for name in names if name[:1] == ".")  # "." has no other case
-    found = (_RULES_FILES.get(name.lower()) or _RULES_FILES.get(name.upper()) for name in dotted)
-    return frozenset(name for name in found if name)
+    dotted = (name.upper() for name in names if name[:1] == ".")  # "." has no other case
+    return frozenset(_RULES_FILES[name] for name in dotted if name in _RULES_FILES)
