@@ -123,14 +123,13 @@ class Review:
 def load(review: Review, paths: Sequence[str]) -> tuple[baselines.Baseline | None, set[str] | None]:
     """Read the baseline, check the one to write and list the changed files: done before the scan
     so that a typo fails in a second, not after minutes of lexing."""
-    if review.write_baseline or review.baseline:  # else not imported (a warm scan's few ms)
-        from minhashdup.ci import baseline as baselines
+    if not (review.write_baseline or review.baseline):  # the module is not imported (a warm scan's ms)
+        return None, review.changed(paths)
+    from minhashdup.ci import baseline as baselines
 
-        if review.write_baseline:
-            baselines.check_target(review.write_baseline, paths)
-        if review.baseline:
-            return baselines.load(review.baseline), review.changed(paths)
-    return None, review.changed(paths)
+    if review.write_baseline:
+        baselines.check_target(review.write_baseline, paths)
+    return baselines.load(review.baseline) if review.baseline else None, review.changed(paths)
 
 
 def apply(

@@ -117,6 +117,7 @@ def _one_per_real(found: list[FileEntry], linked: list[bool], skips: list[Skip])
 
 
 def stat_failure(err: OSError) -> tuple[SkipReason, str]:
+    """The skip reason and detail of a file or link whose stat failed with ``err``."""
     if err.errno == errno.ELOOP:
         return SkipReason.CYCLE, "symlink loop"
     if err.errno == errno.ENOENT:
