@@ -25,7 +25,7 @@ def no_shingles() -> UInt64Array:
     return np.empty(0, dtype=np.uint64)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ReadEntry(FileEntry):
     """A walked file whose bytes were read already (by the cache, to digest them): the per-file
     stage lexes ``data`` instead of reading the file again, so that a file is read once per scan

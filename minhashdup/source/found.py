@@ -15,7 +15,7 @@ from minhashdup.source.rules.ignore import nesting_warning
 from minhashdup.source.safeio import kind_of
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class FileEntry:
     """A file to scan: ``path`` as shown to the user, ``real`` its resolved absolute path.
 
@@ -27,6 +27,10 @@ class FileEntry:
     nor for a file named on the command line or marked ``-linguist-generated``);
     ``data_ok``: whether data and prose formats are scanned (a file named on the command line,
     or by an ``--include`` glob that matches the file itself, not a folder above it).
+
+    A value, not changed once made, but not ``frozen``: a frozen dataclass sets each field
+    through ``object.__setattr__``, five times the cost of plain assignment, and a scan makes
+    one per file even when it replays a stored result (5 ms of a warm scan of the Go tree).
     """
 
     path: str
