@@ -17,10 +17,11 @@ from click.testing import CliRunner
 from minhashdup import Config, scan
 from minhashdup.cli import cli
 from minhashdup.engine.cache import FILE_NAME, Cache
-from minhashdup.engine.codec import storable
+from minhashdup.engine.codec import stats_key, storable
 from minhashdup.errors import ExitCode
 from minhashdup.result import Result, Skip, SkipReason, Stats
 from minhashdup.source import witnesses
+from minhashdup.source.found import FileEntry
 
 from .conftest import TreeFactory, go_file, render_go
 
@@ -363,3 +364,24 @@ def test_results_with_passing_failures_are_not_replayed() -> None:
     failed = Result({}, Stats(), [], [], [Skip("x.go", SkipReason.LEX_ERROR, "worker died")])
     assert not storable(failed)
     assert storable(Result({}, Stats(), [], [], [Skip("y.go", SkipReason.TOO_SMALL)]))
+
+
+def test_the_stats_key_changes_with_every_stat_path_and_kind_and_takes_any_inode() -> None:
+    config = Config(cache=True)
+    files = [FileEntry("a.go", "/t/a.go", 10, 5, 7, ctime_ns=6), FileEntry("b.go", "/t/b.go", 20, -5, 8, ctime_ns=9)]
+    skips = [Skip("c.go", SkipReason.TOO_SMALL)]
+    key = stats_key(config, files, skips)
+    assert stats_key(config, [dataclasses.replace(f) for f in files], list(skips)) == key
+    changes = [{"path": "z.go"}, {"real": "/t/z.go"}, {"size": 11}, {"mtime_ns": 4}, {"ctime_ns": 5}]
+    changes += [{"inode": 9}, {"vendored": True}, {"check_generated": True}, {"data_ok": False}]
+    for change in changes:
+        assert stats_key(config, [dataclasses.replace(files[0], **change), files[1]], skips) != key, change
+    assert stats_key(config, files[:1], skips) != key
+    assert stats_key(config, files, []) != key
+    assert stats_key(config, files, [Skip("c.go", SkipReason.TOO_LARGE)]) != key
+    # An inode past 2**63 (some file systems give them) does not fit a signed 64-bit word: as text.
+    huge = [dataclasses.replace(files[0], inode=2**64 - 1), files[1]]
+    assert stats_key(config, huge, skips) not in (
+        key,
+        stats_key(config, [dataclasses.replace(huge[0], inode=2**64 - 2), files[1]], skips),
+    )

@@ -18,20 +18,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-import pygments
-
-from minhashdup._version import __version__
 from minhashdup.config import Config
-from minhashdup.core.digest import blake2b, content_digest
+from minhashdup.core.digest import content_digest
 from minhashdup.engine.base import Extractor
-from minhashdup.engine.cache import CACHE_FORMAT, Cache, default_dir, file_key
-from minhashdup.engine.codec import STORED_SCHEMA, decoded, encode_result, storable
+from minhashdup.engine.cache import Cache, default_dir, file_key
+from minhashdup.engine.codec import decoded, encode_result, result_key, stats_key, storable
 from minhashdup.engine.schema import Entry as CacheEntry
 from minhashdup.result import Result, Skip, SkipReason
 from minhashdup.source.extracted import Extracted, ReadEntry
@@ -353,48 +349,3 @@ def changed_warnings(paths: Sequence[str]) -> list[str]:
     if len(paths) > CHANGED_SHOWN:
         warnings.append(f"{len(paths) - CHANGED_SHOWN} more files changed during the scan")
     return warnings
-
-
-# Whole results. A scan is a function of its options, the walked paths with their skips, and
-# each file's cache key (its bytes, name and what shapes its shingles): when all of these are
-# as in an earlier scan, that scan's result is the answer, and no shingle is loaded at all.
-
-
-def result_key(
-    config: Config, files: Sequence[FileEntry], keys: Sequence[bytes | None], skips: Sequence[Skip], **more: str
-) -> bytes:
-    """The key of a scan's result: every input that can change it goes in (``more``: :func:`stats_key`'s)."""
-    # A file's kind comes from rules files the scan may not read as files (.git/info/attributes,
-    # a .gitattributes outside the root or left out by --include): it is an input of its own.
-    body = b"".join(
-        [
-            os.fsencode(e.path) + b"\0" + (k or b"-") + b"\0" + bytes((e.vendored, e.check_generated, e.data_ok))
-            for e, k in zip(files, keys, strict=True)
-        ]
-    )
-    return _keyed(config, body, skips, more)
-
-
-def _keyed(config: Config, body: bytes, skips: Sequence[Skip], more: dict[str, str]) -> bytes:
-    head = {"params": config.params(), "version": __version__, "format": CACHE_FORMAT, "schema": STORED_SCHEMA}
-    head["max_verified"] = config.max_verified  # a scan over the limit fails: a lower one must not replay
-    h = blake2b(json.dumps({**head, **more}, sort_keys=True).encode(), digest_size=20)
-    h.update(body)
-    h.update(os.fsencode("".join([f"{skip.path}\0{skip.reason.value}\0{skip.detail}\0" for skip in skips])))
-    return h.digest()
-
-
-def stats_key(config: Config, files: Sequence[FileEntry], skips: Sequence[Skip]) -> bytes:
-    """The key under which a kept result's key is found by the files' stats, without their
-    digests: as :func:`result_key`, with each file's real path and stat for its key, and what else
-    goes into a file's key (:func:`.cache.file_key`). As for the stat cache, a file whose
-    size, mtime, ctime and inode are unchanged, and were settled when kept, is taken as unchanged."""
-    text = "".join(
-        [
-            f"{e.path}\0{e.real}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}\0{e.inode}\0"
-            f"{e.vendored:d}{e.check_generated:d}{e.data_ok:d}\0"
-            for e in files
-        ]
-    )
-    more = {"by": "stats", "pygments": pygments.__version__, "engine": config.lexer_engine}
-    return b"S" + _keyed(config, os.fsencode(text), skips, {"norm": config.normalisation.key, **more})
