@@ -11,16 +11,23 @@ rely on their own escaping; CSV keeps them too, but for the quote that disarms a
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Characters that move the cursor, change the terminal's state, reorder or hide text:
 # C0 and C1 controls with DEL, invisible formatting (soft hyphen, zero widths, joiners,
 # word joiner, BOM, interlinear annotations), line and paragraph separators, every bidi
 # mark, embedding, override and isolate, and lone surrogates (undecodable bytes of a name).
-_UNSAFE = re.compile(
+_UNSAFE = (
     "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
-_UNSAFE_IN_LINES = re.compile(_UNSAFE.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
+
+
+@functools.cache
+def _unsafe(multiline: bool) -> re.Pattern[str]:
+    """The pattern of :data:`_UNSAFE`, with newlines and tabs left out when ``multiline``:
+    compiled when first needed (a run that shows no path that needs it never pays for it)."""
+    return re.compile(_UNSAFE.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f") if multiline else _UNSAFE)
 
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -54,5 +61,7 @@ def printable(text: str, multiline: bool = False) -> str:
         'line 1\\n\\tline 2'
     """
     if multiline:
-        return _UNSAFE_IN_LINES.sub(_escaped, text.replace("\r\n", "\n"))
-    return _UNSAFE.sub(_escaped, text)
+        return _unsafe(True).sub(_escaped, text.replace("\r\n", "\n"))
+    if text.isascii() and text.isprintable():  # no control: the usual path, without the pattern
+        return text
+    return _unsafe(False).sub(_escaped, text)
