@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pygments.lexer import RegexLexer
-from pygments.lexers import GoLexer, PythonLexer
+from pygments.lexer import RegexLexer, bygroups
+from pygments.lexers import CLexer, GoLexer, JavaLexer, PythonLexer
 from pygments.token import Comment, Name, Punctuation, String, Text, Whitespace
 
 from minhashdup.source.fastlex import FastLexer
@@ -64,6 +64,25 @@ class _Anchored(RegexLexer):  # type: ignore[misc]  # pygments is untyped
             (r"//[^\n]*\n", Comment.Single),
             (r"\n", Whitespace),
             (r"[^\S\n]+", Whitespace),
+            (r"\w+", Name),
+            (r".", Punctuation),
+        ]
+    }
+
+
+class _Labels(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """Anchored rules before the run rules and after them, of both shapes (a run that may cross
+    line ends, one that may not), as C and Java have them: at a line start holding a space,
+    pygments tries only the first; at an empty line's start, all but the last."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [
+            (r"^(\s*)(#\w*)", bygroups(Whitespace, Comment.Preproc)),
+            (r"[^\S\n]+", Whitespace),
+            (r"^(\s*)(\w+)(:)", bygroups(Whitespace, Name.Label, Punctuation)),
+            (r"(^[ \t]*)(\w+)(;)", bygroups(Whitespace, Name.Label, Punctuation)),
+            (r"\n", Whitespace),
+            (r"(^[ \t]*)(\w+)(\.)", bygroups(Whitespace, Name.Label, Punctuation)),
             (r"\w+", Name),
             (r".", Punctuation),
         ]
@@ -191,6 +210,10 @@ def test_which_whitespace_a_state_takes_after_a_token(cls: type[RegexLexer], tai
 
 _PIECES = [
     "a",
+    ":",
+    "a:",
+    "a;",
+    "a.",
     "bc",
     "1",
     ";",
@@ -213,7 +236,19 @@ _PIECES = [
 
 
 @pytest.mark.parametrize(
-    "cls", [_SpacesThenOther, _WideFirst, _LineEndsMove, _TextRun, _Anchored, GoLexer, PythonLexer]
+    "cls",
+    [
+        _SpacesThenOther,
+        _WideFirst,
+        _LineEndsMove,
+        _TextRun,
+        _Anchored,
+        _Labels,
+        GoLexer,
+        PythonLexer,
+        CLexer,
+        JavaLexer,
+    ],
 )
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
@@ -315,3 +350,32 @@ def test_wide_whitespace_within_a_line_is_decided_at_each_position() -> None:
     expected = list(significant_tokens(lexer, text))
     assert "\u00a0#y" in expected
     assert FastLexer(lexer).significant_tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("cls", "state", "text", "rest"),
+    [
+        (CLexer, "root", "x;\n\n  \n\t\n  int y;\n", "  int y;\n"),  # the last line's indentation: from its start
+        (CLexer, "root", "x;\n\n  \n\n#define A\n", "\n  \n\n#define A\n"),  # ^\s*# takes them all
+        (JavaLexer, "root", "x;\n\n \n\n int y;\n", " int y;\n"),
+        (JavaLexer, "root", "x;\n \n \n foo:\n", " foo:\n"),  # at a space, the label rule is never tried
+        (JavaLexer, "root", "x;\n \n\n foo:\n", "\n foo:\n"),  # at an empty line's start it is, and matches
+        (PythonLexer, "root", "x\n\n   \n\ny\n", "y\n"),
+        (_Labels, "root", "a\n\n \n\nb\n", "b\n"),
+        (_Labels, "root", "a\n \n \nb:\n", "b:\n"),
+        (_Labels, "root", "a\n \n\nb:\n", "\nb:\n"),
+        (_Labels, "root", "a\n\n\nb;\n", "b;\n"),  # its run cannot cross a line end: it fails on a blank line
+    ],
+)
+def test_a_token_takes_the_blank_lines_after_it_in_one_call(
+    cls: type[RegexLexer], state: str, text: str, rest: str
+) -> None:
+    # Where only anchored rules keep whitespace to a line, the anchored rules ran over every
+    # blank line left at each line start (quadratic in the blank lines, as in pygments): now the
+    # line end before them takes them, once those rules cannot match there.
+    lexer = cls(stripnl=False, ensurenl=True)
+    taken = FastLexer(lexer).states[state]
+    assert taken.taken.within_line and taken.taken.across
+    token = taken.joined.match(text, text.index("\n"))  # the first line end, dropped
+    assert text[token.end() :] == rest
+    assert FastLexer(lexer).significant_tokens(text) == list(significant_tokens(lexer, text))

@@ -35,6 +35,7 @@ __all__ = [
     "one_char_run",
     "own_flags",
     "parser",
+    "run_then",
     "scoped",
 ]
 
@@ -290,6 +291,37 @@ def line_anchored(items: Any) -> bool:
     if name == "BRANCH":
         return all(line_anchored(branch) for branch in arg[1])
     return False
+
+
+def run_then(items: Any, flags: int) -> tuple[re.Pattern[str], list[Any]] | None:
+    """A line-anchored pattern as ``^``, a greedy run of one set and what follows: the set,
+    compiled, and the items after the run (groups that open at the run are opened:
+    ``^(\\s*(?:/x)?)(#)`` gives ``\\s`` and ``(?:/x)?(#)``); ``None`` for any other shape.
+
+    Example:
+        >>> run, rest = run_then(parser.parse(r"^(\\s*(?:/x)?)(#)", re.M), re.M)
+        >>> bool(run.fullmatch("\\n")), first_chars(rest, re.M)
+        (True, ({35, 47}, False))
+    """
+    rest = _opened(list(items))
+    if not rest or str(rest[0][0]) != "AT" or str(rest[0][1]) not in ("AT_BEGINNING", "AT_BEGINNING_STRING"):
+        return None
+    rest = _opened(rest[1:])
+    if not rest or str(rest[0][0]) not in ("MAX_REPEAT", "POSSESSIVE_REPEAT"):
+        return None
+    low, high, sub = rest[0][1]
+    if low != 0 or high != parser.MAXREPEAT or len(sub) != 1 or str(sub[0][0]) not in ("LITERAL", "IN"):
+        return None
+    state = parser.State()
+    state.flags = flags
+    return compiler.compile(parser.SubPattern(state, [sub[0]]), flags), rest[1:]
+
+
+def _opened(items: list[Any]) -> list[Any]:
+    """``items`` with the groups they start with opened in place (where no flag changes)."""
+    while items and str(items[0][0]) == "SUBPATTERN" and not items[0][1][1] and not items[0][1][2]:
+        items = [*items[0][1][3], *items[1:]]
+    return items
 
 
 def _may(items: Any, code: int, flags: int, way: int) -> tuple[bool, bool]:

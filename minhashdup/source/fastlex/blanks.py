@@ -28,9 +28,9 @@ import dataclasses
 import functools
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from minhashdup.source.patterns import ASCII, SPACES, line_anchored, may_start, one_char_run
+from minhashdup.source.patterns import ASCII, SPACES, first_chars, line_anchored, may_start, one_char_run, run_then
 from minhashdup.source.significant import DROP
 
 _LINE_END = 10
@@ -44,6 +44,7 @@ class Facts(NamedTuple):
     starts: tuple[set[int] | None, bool]  # its ASCII first characters (None: any), and nullable
     tree: Any  # its parsed pattern
     pattern: re.Pattern[str]  # compiled with the lexer's flags
+    bare: str | None = None  # a line-anchored rule's text without capturing groups (None: unsure)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Blanks:
     tail: str = ""  # appended to a fast alternative: "[...]*" of the counting ASCII characters
     wide: frozenset[int] = frozenset()  # the counting characters past ASCII, skipped by the scan
     within_line: bool = False  # only after tokens that cannot end with a line end, not at a line's start
+    across: str = ""  # where the anchored rules allow (:func:`_across`): what a token takes instead
+    across_end: str = ""  # the same, after a token that may end with a line end
 
     @functools.cached_property
     def skip(self) -> Callable[..., Any]:
@@ -65,7 +68,8 @@ NONE = Blanks()
 
 def blanks(rules: list[Facts]) -> Blanks:
     """The counting characters of a state (see the module docstring): everywhere or within a
-    line, whichever counts more ASCII characters (everywhere on a tie), or none.
+    line, whichever counts more ASCII characters (everywhere on a tie), or none; within a line,
+    the blank lines too where the anchored rules allow (:attr:`Blanks.across`).
 
     Python's root counts only the line end everywhere, and every other whitespace within a line.
     """
@@ -73,14 +77,27 @@ def blanks(rules: list[Facts]) -> Blanks:
     within = _counting(rules, within_line=True)
     if within is None or (everywhere is not None and len(everywhere.tail) >= len(within.tail)):
         return everywhere or NONE
-    return within
+    across, across_end = _across(rules)
+    return dataclasses.replace(within, across=across, across_end=across_end)
 
 
 def _counting(rules: list[Facts], within_line: bool) -> Blanks | None:
+    found = _counted(rules, within_line, line_end=not within_line)
+    narrow = [c for c in found or () if c < ASCII]
+    if found is None or not narrow:
+        return None
+    tail = "[" + "".join(f"\\x{c:02x}" for c in narrow) + "]*"
+    return Blanks(tail, frozenset(c for c in found if c >= ASCII), within_line)
+
+
+def _counted(rules: list[Facts], within_line: bool, line_end: bool) -> list[int] | None:
+    """The counting characters (``within_line``: the rules anchored at a line's start left out;
+    ``line_end``: the line end among those looked at), or ``None`` where a run holds one that
+    does not count."""
     runs: set[int] = set()
     found: list[int] = []
     for code in SPACES:
-        if within_line and code == _LINE_END:
+        if code == _LINE_END and not line_end:
             continue
         i = _first_that_may_start(rules, code, within_line)
         if i is None:
@@ -91,11 +108,94 @@ def _counting(rules: list[Facts], within_line: bool) -> Blanks | None:
             runs.add(i)
     if any(_holds(rules[i], c) and c not in found for i in runs for c in SPACES):
         return None
-    narrow = [c for c in found if c < ASCII]
-    if not narrow:
-        return None
-    tail = "[" + "".join(f"\\x{c:02x}" for c in narrow) + "]*"
-    return Blanks(tail, frozenset(c for c in found if c >= ASCII), within_line)
+    return found
+
+
+def _across(rules: list[Facts]) -> tuple[str, str]:
+    """What a fast token takes after it where the line end counts but for the anchored rules,
+    and these answer once per stretch (the module docstring): after a token that cannot end with
+    a line end, and after one that may; ``("", "")`` where that does not hold.
+
+    At a line start holding ``c``, pygments tries the anchored rules before ``c``'s run rule
+    only: all of them before a line end's (Java's labels come before ``\\n``), fewer before a
+    space's. So after the whitespace within the line and a line end, where the next line is
+    blank: its blank lines, where the rules before every run rule fail at its start; else those
+    that start with a space, where the rules before a space's run rule fail. After a token that
+    may end with a line end, its end is asked first (a line start holding a line end only by
+    the first rules). The rules are asked only where whitespace follows: the tail of a token
+    followed by code costs two character tests."""
+    found = _counted(rules, within_line=True, line_end=True)
+    if found is None or _LINE_END not in found:
+        return "", ""
+    runs = {c: cast(int, _first_that_may_start(rules, c, within_line=True)) for c in found}
+    every = _guard(rules[: max(runs.values())], found)
+    if every is None:
+        return "", ""
+    spaces = _ranges([c for c in found if c != _LINE_END])
+    stretch = f"[{spaces}]*"
+    lines = [f"{every}(?:{stretch}\\n)*"]
+    at_end = [every]
+    blank = _guard(rules[: max(i for c, i in runs.items() if c != _LINE_END)], found)
+    if blank is not None and blank != every:
+        lines.append(f"{blank}(?:[{spaces}]+\\n)*")
+        at_end.append(f"{blank}(?!^\\n)")
+    inline = f"{stretch}(?:\\n(?={stretch}\\n)(?:{'|'.join(lines)}))?"
+    return inline, f"(?:(?=[{spaces}\\n])(?:{'|'.join(at_end)}){inline})?"
+
+
+def _ranges(codes: list[int]) -> str:
+    """The inside of a character set holding ``codes`` (sorted), runs of them as ranges.
+
+    Example:
+        >>> _ranges([9, 10, 11, 13, 0x2000, 0x2001, 0x2002])
+        '\\\\x09-\\\\x0b\\\\x0d\\\\u2000-\\\\u2002'
+    """
+    parts, k = [], 0
+    while k < len(codes):
+        end = k
+        while end + 1 < len(codes) and codes[end + 1] == codes[end] + 1:
+            end += 1
+        low, high = (f"\\x{c:02x}" if c < 256 else f"\\u{c:04x}" for c in (codes[k], codes[end]))
+        parts.append(low if end == k else f"{low}-{high}")
+        k = end + 1
+    return "".join(parts)
+
+
+def _guard(rules: list[Facts], counting: list[int]) -> str | None:
+    """A lookahead that fails where one of the anchored ``rules`` that may start with a counting
+    character matches (``""`` for none); ``None`` if one does not answer once per stretch."""
+    guards = []
+    for rule in rules:
+        if not line_anchored(rule.tree) or not any(_may_start(rule, c) for c in counting):
+            continue
+        if rule.bare is None or not _answer_once(rule, counting):
+            return None
+        guards.append(f"(?:{rule.bare})")
+    return "(?!" + "|".join(guards) + ")" if guards else ""
+
+
+def _may_start(rule: Facts, code: int) -> bool:
+    """Whether the rule may match from a position holding ``code`` (as :func:`_first_that_may_start` asks)."""
+    if code >= ASCII:
+        return may_start(rule.tree, code, rule.tree.state.flags)
+    return rule.starts[0] is None or rule.starts[1] or code in rule.starts[0]
+
+
+def _answer_once(rule: Facts, counting: list[int]) -> bool:
+    """Whether an anchored rule gives every line start of a stretch of ``counting`` characters one
+    answer: ``^``, a greedy run of one set, then a rest that can neither match empty nor start
+    with a counting character; and a set that holds the line end holds them all."""
+    flags = rule.tree.state.flags
+    shape = run_then(rule.tree, flags)
+    if shape is None:
+        return False
+    run, rest = shape
+    chars, nullable = first_chars(rest, flags)
+    if chars is None or nullable or any(c in chars for c in counting if c < ASCII):
+        return False
+    if any(may_start(rest, c, flags) for c in counting if c >= ASCII):
+        return False
+    return run.fullmatch(chr(_LINE_END)) is None or all(run.fullmatch(chr(c)) for c in counting)
 
 
 def _first_that_may_start(rules: list[Facts], code: int, within_line: bool) -> int | None:

@@ -23,7 +23,7 @@ from pygments.lexer import bygroups, this, using
 from pygments.token import Text, _TokenType
 
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
-from minhashdup.source.patterns import ASCII, embeddable, first_chars, may_end_with, own_flags, scoped
+from minhashdup.source.patterns import ASCII, embeddable, first_chars, line_anchored, may_end_with, own_flags, scoped
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
@@ -275,7 +275,8 @@ def join(rules: list[Rule], flags: int) -> State:
             chars = _SPACES if chars is None else chars & _SPACES
         source = Source(text, groups, (chars, nullable), blank, may_end_with(parsed, 10, parsed.state.flags))
         sources.append(source)
-        facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern))
+        guard = (text if groups == 0 else without_groups(text, flags)) if line_anchored(parsed) else None
+        facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern, guard))
     taken = blanks(facts)
     everything = compile_joined(plans, sources, list(range(len(plans))), flags, taken)
     if everything is None:
@@ -292,7 +293,7 @@ def compile_joined(
         return Joined(_NOTHING, [None], [SLOW])
     by_group: list[Plan | None] = [None]
     fast = [SLOW]
-    parts = []
+    parts: list[tuple[list[str], str]] = []
     for i in chosen:
         plan, source = plans[i], sources[i]
         kind = _fast_kind(plan, source)
@@ -300,9 +301,15 @@ def compile_joined(
         moves = kind == SLOW and plan.by_groups is None and plan.kind in (DROP, KEEP, KEEP_UNLESS_BLANK)
         fast += [MOVES if moves else kind] + [SLOW] * source.groups
         tail = kind != SLOW and not (taken.within_line and source.ends_line)
-        parts.append(f"({source.text})" + (taken.tail if tail else ""))
+        across = taken.across_end if source.ends_line else taken.across
+        after = across if kind != SLOW and across else taken.tail if tail else ""
+        if after and parts and parts[-1][1] == after:
+            parts[-1][0].append(f"({source.text})")  # next to one with the same tail: it once, after both
+        else:
+            parts.append(([f"({source.text})"], after))
+    alternatives = ["|".join(texts) if not after else f"(?:{'|'.join(texts)}){after}" for texts, after in parts]
     try:
-        joined = re.compile("|".join(parts), flags)
+        joined = re.compile("|".join(alternatives), flags)
     except re.error:
         return None
     if joined.groups != len(by_group) - 1:
