@@ -13,8 +13,8 @@ then path: each version after the one before it, :func:`minhashdup.source.fastle
    as those tokens' match attempts may read past the prefix);
    and what taking every stretch between differences would leave (a line diff, ``difflib``: each
    difference costs its new lines, the line before, and 300 characters to find a mark again,
-   which lie 256 apart; another bound: no cheap sound check of read extents is known, see the
-   README; the diff takes about two minutes);
+   which lie 256 apart; another bound: no cheap sound check of read extents is known, see
+   bench/HISTORY.md; the diff takes about two minutes);
 2. the lexing time of the versions with an earlier one, in one process, whole against with the
    tail taken (the fast engine, ``significant_tokens_after``), alternated ``--rounds`` times.
 """

@@ -258,7 +258,7 @@ def _settled_go_tree(make_tree: TreeFactory) -> Path:
 def test_a_warm_scan_of_a_settled_tree_needs_no_file_key(
     make_tree: TreeFactory, settled_now: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Its result is found by the files' stats (cached.stats_key), kept by the scan before.
+    # Its result is found by the files' stats (codec.stats_key), kept by the scan before.
     root = _settled_go_tree(make_tree)
     _tick()
     config = Config(cache=True, jobs=1, threshold=0.3)

@@ -9,7 +9,7 @@ It wraps two things and is threaded through neither:
   store does not know go to the extractor with it (:class:`.extracted.ReadEntry`), up to
   :data:`HELD_BYTES` in all;
 - the whole scan (:meth:`CachedFiles.replay`, :meth:`CachedFiles.keep`): when every input of a
-  scan is as in an earlier one (or every file's stat, :func:`stats_key`), that scan's result is the
+  scan is as in an earlier one (or every file's stat, :func:`.codec.stats_key`), that scan's result is the
   answer; a settled scan's result is kept for the next, as is its walk's memo (:mod:`.pipeline`).
 """
 
@@ -137,7 +137,7 @@ class CachedFiles:
         return result
 
     def _by_stats(self, key: bytes) -> Result | None:
-        """The stored result a :func:`stats_key` leads to, unless due to be marked used (:meth:`replay`)."""
+        """The stored result a :func:`.codec.stats_key` leads to, unless due to be marked used (:meth:`replay`)."""
         pointer = self.store.get_result(key)
         stored = None if pointer is None else self.store.get_result(pointer[0])
         if pointer is None or stored is None or self.store.stale(pointer[1]) or self.store.stale(stored[1]):
@@ -152,7 +152,7 @@ class CachedFiles:
         return result
 
     def _point(self) -> None:
-        """Keep the result's key under the files' :func:`stats_key` if :func:`file_keys` paired every stat."""
+        """Keep the result's key under the files' :func:`.codec.stats_key` if :func:`file_keys` paired every stat."""
         if self._paired and self._stats_key is not None and self._result_key is not None:
             self.store.put_result(self._stats_key, self._result_key)
 
