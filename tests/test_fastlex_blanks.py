@@ -89,6 +89,22 @@ class _Labels(RegexLexer):  # type: ignore[misc]  # pygments is untyped
     }
 
 
+class _LineEndRuns(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """Line ends taken as runs (``\\n+``): a line start inside one is not where pygments starts a
+    token, so no tail may stop there (it would lex ``\\n #x`` from the second line end)."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [
+            (r"^[ \t]*@\w*", Name.Decorator),
+            (r"[^\S\n]+", Whitespace),
+            (r"^\s*#\w*", Comment.Preproc),
+            (r"\n+", Whitespace),
+            (r"\w+", Name),
+            (r".", Punctuation),
+        ]
+    }
+
+
 def _root(cls: type[RegexLexer]):  # type: ignore[no-untyped-def]
     return FastLexer(cls(stripnl=False, ensurenl=True)).states["root"]
 
@@ -378,4 +394,13 @@ def test_a_token_takes_the_blank_lines_after_it_in_one_call(
     assert taken.taken.within_line and taken.taken.across
     token = taken.joined.match(text, text.index("\n"))  # the first line end, dropped
     assert text[token.end() :] == rest
+    assert FastLexer(lexer).significant_tokens(text) == list(significant_tokens(lexer, text))
+
+
+@pytest.mark.parametrize("text", ["a\n \n\n #x\n", "a\n \n\n#x\n", "a\n\n\n #x\n"])
+def test_no_tail_stops_inside_a_run_of_line_ends(text: str) -> None:
+    # Found by a helper's fuzzing: with "\n+", pygments never starts a token at the second line
+    # end of "\n\n", so "^\s*#" is never tried there; a tail that stopped there made it match.
+    lexer = _LineEndRuns(stripnl=False, ensurenl=True)
+    assert not _root(_LineEndRuns).taken.across
     assert FastLexer(lexer).significant_tokens(text) == list(significant_tokens(lexer, text))

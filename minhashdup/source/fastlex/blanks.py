@@ -128,6 +128,13 @@ def _across(rules: list[Facts]) -> tuple[str, str]:
     if found is None or _LINE_END not in found:
         return "", ""
     runs = {c: cast(int, _first_that_may_start(rules, c, within_line=True)) for c in found}
+    # Every line start of a stretch must be where pygments starts a token, as a tail may stop
+    # there: a line end is a token of its own (``\\n``, not ``\\n+``) and no other run holds one.
+    line_end = rules[runs[_LINE_END]].tree
+    if len(line_end) != 1 or str(line_end[0][0]) not in ("LITERAL", "IN"):
+        return "", ""
+    if any(_holds(rules[i], _LINE_END) for c, i in runs.items() if c != _LINE_END):
+        return "", ""
     every = _guard(rules[: max(runs.values())], found)
     if every is None:
         return "", ""
