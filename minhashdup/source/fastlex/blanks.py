@@ -20,6 +20,24 @@ whitespace, but only just after a line end. When they are all that stops the arg
 still holds *within a line*: leave the line end out of the counting characters, and take a
 stretch only after a token that cannot end with a line end (``//.*$`` may take it; ``\\n`` may
 not). Then no position in the stretch is a line's start.
+
+Taken only so far, C, C++, Java and Python pay a regex call per line end, and at every line
+start inside a run of blank lines the anchored rules read all the blank lines left (``^\\s*#``
+looks past them for a ``#``): quadratic in the blank lines, as in pygments itself. But say each
+anchored rule that may start with a counting character is ``^``, a greedy run of one set, and a
+rest that can neither match empty nor start with a counting character (C's ``^(\\s*)(#)``, its
+labels' ``(^[ \\t]*)(name)(:)``). If its set holds the line end and every counting character,
+its run from any line start of a stretch ends where the others' do, past the stretch: one answer
+for all of them. If its set does not hold the line end, it fails on a blank line, and can match
+only at the stretch's last line start. So a token may take the blank lines after it
+(:attr:`Blanks.across`) once those rules, asked at the stretch's first line start (the token's
+end if it may end with a line end, and just after the first line end), do not match; it stops
+at the last line's start, whose indentation the scan lexes. Only the rules pygments tries there
+count: those before the run rule of the line start's character (Java's labels come after its
+rule for spaces, before its rule for ``\\n``: blank lines of spaces before a label are still
+taken). And pygments must start a token at every line start of the stretch, where a tail may
+stop: a line end is a token of its own (``\\n``, not ``\\n+``) and no other run holds one. Each
+stretch is then read a bounded number of times: linear.
 """
 
 from __future__ import annotations
@@ -189,9 +207,12 @@ def _may_start(rule: Facts, code: int) -> bool:
 
 
 def _answer_once(rule: Facts, counting: list[int]) -> bool:
-    """Whether an anchored rule gives every line start of a stretch of ``counting`` characters one
+    """Whether an anchored rule gives the line starts of a stretch of ``counting`` characters one
     answer: ``^``, a greedy run of one set, then a rest that can neither match empty nor start
-    with a counting character; and a set that holds the line end holds them all."""
+    with a counting character. A set that holds the line end must hold them all (its run from
+    any line start then ends where the others' do); one that does not fails at every line start
+    but the last, which a tail never passes. (A backreference to the run could answer otherwise:
+    such rules are not joined at all.)"""
     flags = rule.tree.state.flags
     shape = run_then(rule.tree, flags)
     if shape is None:
