@@ -14,7 +14,7 @@ import functools
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 if sys.version_info >= (3, 11):  # the regex parser and compiler; sre_* are their deprecated aliases
     from re import _compiler as compiler  # type: ignore[attr-defined]
@@ -312,9 +312,7 @@ def run_then(items: Any, flags: int) -> tuple[re.Pattern[str], list[Any]] | None
     low, high, sub = rest[0][1]
     if low != 0 or high != parser.MAXREPEAT or len(sub) != 1 or str(sub[0][0]) not in ("LITERAL", "IN"):
         return None
-    state = parser.State()
-    state.flags = flags
-    return compiler.compile(parser.SubPattern(state, [sub[0]]), flags), rest[1:]
+    return _item_pattern(sub[0], flags), rest[1:]
 
 
 def _opened(items: list[Any]) -> list[Any]:
@@ -366,10 +364,14 @@ def _one_char(op: str, arg: Any, code: int, flags: int) -> bool:
     """Whether one character-matching item (a literal, its negation, a set) matches ``code``
     under ``flags``, asked of the regex engine itself: case folding has too many special cases
     to reason about (the Kelvin sign matches ``k``)."""
+    return _item_pattern((getattr(parser, op), arg), flags).fullmatch(chr(code)) is not None
+
+
+def _item_pattern(item: tuple[Any, Any], flags: int) -> re.Pattern[str]:
+    """One parsed item (a literal, a set...) compiled alone under ``flags``."""
     state = parser.State()
     state.flags = flags
-    item = parser.SubPattern(state, [(getattr(parser, op), arg)])
-    return compiler.compile(item, flags).fullmatch(chr(code)) is not None
+    return cast(re.Pattern[str], compiler.compile(parser.SubPattern(state, [item]), flags))
 
 
 def _in_set(items: Any, code: int, flags: int) -> bool | None:

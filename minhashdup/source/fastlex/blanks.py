@@ -200,7 +200,8 @@ def _guard(rules: list[Facts], counting: list[int]) -> str | None:
 
 
 def _may_start(rule: Facts, code: int) -> bool:
-    """Whether the rule may match from a position holding ``code`` (as :func:`_first_that_may_start` asks)."""
+    """Whether the rule may match from a position holding ``code``: by the narrowing's first
+    characters below ASCII, by :func:`.patterns.may_start` past it."""
     if code >= ASCII:
         return may_start(rule.tree, code, rule.tree.state.flags)
     return rule.starts[0] is None or rule.starts[1] or code in rule.starts[0]
@@ -227,16 +228,10 @@ def _answer_once(rule: Facts, counting: list[int]) -> bool:
 
 
 def _first_that_may_start(rules: list[Facts], code: int, within_line: bool) -> int | None:
-    """The first rule that may match from a position holding ``code`` (by the narrowing's
-    first characters below ASCII, by :func:`.patterns.may_start` past it); ``within_line``:
+    """The first rule that :func:`_may_start` from a position holding ``code``; ``within_line``:
     at a position that is not a line's start."""
     for i, rule in enumerate(rules):
-        if within_line and line_anchored(rule.tree):
-            continue
-        if code >= ASCII:
-            if may_start(rule.tree, code, rule.tree.state.flags):
-                return i
-        elif rule.starts[0] is None or rule.starts[1] or code in rule.starts[0]:
+        if not (within_line and line_anchored(rule.tree)) and _may_start(rule, code):
             return i
     return None
 
