@@ -152,6 +152,10 @@ FRAGMENTS = {
         "std::vector<int> v{1, 2};",
         "auto l = [&](int x) {",
         'R"(raw)"',
+        'u8R"d(a)" )d"',  # a raw string's end: its delimiter's, not the first ')"'
+        'LR"(',  # unterminated
+        "return u;",  # L, R, u, U start identifiers too: those positions run rule by rule
+        "int f() {",
         "namespace n {",
         "constexpr int k = 1'000;",
         "operator<<(std::ostream& o)",

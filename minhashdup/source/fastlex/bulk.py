@@ -36,8 +36,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from minhashdup.source.fastlex.apart import ascii_start
 from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, group_opens, without_groups
-from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, inner_flags, may_start
+from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, may_start
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK
 
 #: The kept tokens of a preprocessed text, lexed from the root state.
@@ -64,7 +65,7 @@ def of_root(states: States) -> Whole | None:
 def whole(state: State) -> Whole | None:
     """The one-call lex of texts from ``state`` (the lexer's root), or ``None`` where the module
     docstring's conditions do not all hold."""
-    if state.joined is None:
+    if state.joined is None or state.apart:
         return None
     rules: list[_Rule] = []
     for plan, source in zip(state.sequential, state.sources, strict=True):
@@ -97,7 +98,7 @@ def _rule(plan: Plan, source: Source, state: State) -> _Rule | None:
     if parsed is None:
         return None
     flags = parsed.state.flags
-    ascii_only = _ascii_start(list(parsed), flags)
+    ascii_only = ascii_start(list(parsed), flags)
     if plan.by_groups is not None:
         text = _split(plan, source, list(parsed), flags, state)
         return (
@@ -214,27 +215,3 @@ def _never_blank(items: Any, flags: int) -> bool:
     """Whether no match of the parsed items is empty or starts with whitespace."""
     _, nullable = first_chars(items, flags)
     return not nullable and not any(may_start(items, code, flags) for code in SPACES)
-
-
-def _ascii_start(items: list[Any], flags: int) -> bool:
-    """Whether every match of the parsed items starts with an ASCII character (``False`` where
-    unsure: any case-insensitive pattern, categories, negated sets)."""
-    if flags & re.IGNORECASE:
-        return False
-    for op, arg in items:
-        name = str(op)
-        if name in _ZERO_WIDTH:
-            continue
-        if name == "LITERAL":
-            return bool(arg < ASCII)
-        if name == "IN":
-            return all((str(o) == "LITERAL" and a < ASCII) or (str(o) == "RANGE" and a[1] < ASCII) for o, a in arg)
-        if name == "SUBPATTERN":  # its own flags: pygments' leading (?i) is such a group (scoped)
-            inner = inner_flags(flags, arg[1], arg[2])
-            return not first_chars(arg[3], inner)[1] and _ascii_start(list(arg[3]), inner)
-        if name == "BRANCH":
-            return all(not first_chars(b, flags)[1] and _ascii_start(list(b), flags) for b in arg[1])
-        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            return bool(arg[0] >= 1) and _ascii_start(list(arg[2]), flags)
-        return False
-    return False

@@ -356,9 +356,10 @@ class Splice:
         (:class:`.watch.Watch`)."""
         reach = self.reach
         reach.current = self
-        if state.joined is None and reach.far_in(state):  # run rule by rule: not watched
+        alone = state.joined is None or state.apart  # rule by rule (somewhere): not watched
+        if alone and reach.far_in(state):
             self.far = None
-        return state.table if state.joined is None else reach.watch(state, self.lex)
+        return state.table if alone else reach.watch(state, self.lex)
 
 
 def _at(entry: Tried) -> int:

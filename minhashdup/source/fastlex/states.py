@@ -22,8 +22,18 @@ from typing import Any, cast
 from pygments.lexer import bygroups, this, using
 from pygments.token import Text, _TokenType
 
+from minhashdup.source.fastlex.apart import apart_starts
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
-from minhashdup.source.patterns import ASCII, embeddable, first_chars, line_anchored, may_end_with, own_flags, scoped
+from minhashdup.source.patterns import (
+    ASCII,
+    embeddable,
+    first_chars,
+    line_anchored,
+    may_end_with,
+    own_flags,
+    parser,
+    scoped,
+)
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, verdict
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state) as pygments keeps them
@@ -152,6 +162,7 @@ class Source:
     starts: Starts
     blank: bool  # it matches whitespace only: dropped, whatever its type
     ends_line: bool = True  # its match may end with a line end (see .blanks)
+    alone: bool = False  # it cannot be joined: tried by itself (.apart)
 
 
 @dataclasses.dataclass
@@ -166,10 +177,11 @@ class State:
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
     taken: Blanks = NONE  # the whitespace a fast alternative takes after its token (.blanks)
+    apart: frozenset[int] = frozenset()  # ASCII characters where a rule not joined may start (.apart)
     #: The scan's first look-up: the pattern for a position's character, where that does not
     #: depend on the position (see :meth:`pattern_at`, which fills it). Keyed by the character
     #: itself, not its code: indexing the text gives the key, and no ``ord`` call per token.
-    table: dict[str, Joined] = dataclasses.field(default_factory=dict)
+    table: dict[str, Joined | None] = dataclasses.field(default_factory=dict)
 
     def pattern_at(self, text: str, pos: int) -> Joined | None:
         """The pattern to try at ``pos`` when :attr:`table` has none for its character;
@@ -186,6 +198,9 @@ class State:
         char = text[pos]
         code = ord(char)
         if code < ASCII:
+            if code in self.apart:  # a rule not joined may start here: pygments' way
+                self.table[char] = None
+                return None
             found = self.by_char[code] or self.for_char(code)
             if self.by_char[code] is not None:  # narrowed for good (after the warm-up)
                 self.table[char] = found
@@ -217,7 +232,7 @@ class State:
         chosen = tuple(
             i
             for i, source in enumerate(self.sources)
-            if source.starts[0] is None or source.starts[1] or code in source.starts[0]
+            if not source.alone and (source.starts[0] is None or source.starts[1] or code in source.starts[0])
         )
         found = self.built.get(chosen)
         if found is None:
@@ -256,6 +271,7 @@ def join(rules: list[Rule], flags: int) -> State:
     sequential = State(plans, None, [])
     sources: list[Source] = []
     facts: list[Facts] = []
+    apart: set[int] = set()
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
         if not isinstance(pattern.pattern, str):
@@ -263,9 +279,17 @@ def join(rules: list[Rule], flags: int) -> State:
         if pattern.pattern and own_flags(pattern) != flags & ~re.UNICODE:  # "" (pygments' default()): no flag matters
             return sequential
         text = scoped(pattern.pattern)
-        parsed = embeddable(text, flags) if text is not None else None
-        if text is None or parsed is None:
+        if text is None:
             return sequential
+        parsed = embeddable(text, flags)
+        if parsed is None:
+            starts = apart_starts(text, flags)
+            if starts is None:
+                return sequential
+            apart |= starts
+            sources.append(Source(text, pattern.groups, (starts, False), False, alone=True))
+            facts.append(Facts(SLOW, False, (starts, False), parser.parse(text, flags), pattern))
+            continue
         # The wrapper's match is the token: inner groups only cost, but for bygroups rules.
         bare = without_groups(text, flags) if plan.by_groups is None else None
         text, groups = (text, pattern.groups) if bare is None else (bare, 0)
@@ -278,10 +302,10 @@ def join(rules: list[Rule], flags: int) -> State:
         guard = (text if groups == 0 else without_groups(text, flags)) if line_anchored(parsed) else None
         facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern, guard))
     taken = blanks(facts)
-    everything = compile_joined(plans, sources, list(range(len(plans))), flags, taken)
+    everything = compile_joined(plans, sources, [i for i, s in enumerate(sources) if not s.alone], flags, taken)
     if everything is None:
         return sequential
-    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken)
+    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken, apart=frozenset(apart))
 
 
 def compile_joined(
