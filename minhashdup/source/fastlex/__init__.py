@@ -10,14 +10,16 @@ A ``bygroups`` rule of token types is applied from the same match; other callbac
 object it expects; state pushes and pops follow ``RegexLexer.get_tokens_unprocessed`` line
 for line.
 
-A state that cannot be joined exactly (a rule with backreferences, named groups or
-conditionals) is run rule by rule, as pygments does. A lexer that is not a plain RegexLexer
-(ExtendedRegexLexer, a custom ``get_tokens_unprocessed``) is not taken at all: callers fall
-back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
+A rule that cannot be joined exactly (backreferences, named groups or conditionals) is left
+out of the state's pattern where it can only start with a few ASCII characters, and tried with
+the others one by one at those (:mod:`.apart`); a state holding any other such rule is run rule
+by rule, as pygments does. A lexer that is not a plain RegexLexer (ExtendedRegexLexer, a custom
+``get_tokens_unprocessed``) is not taken at all: callers fall back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
 the token stream is the same.
 
-Modules: :mod:`.states` joins a state's rules (and narrows them by first character),
-:mod:`.scan` is the per-token loop; this one is the entry point.
+Modules: :mod:`.states` joins a state's rules (and narrows them by first character; :mod:`.apart`
+and :mod:`.blanks` for what it leaves out and takes after a token), :mod:`.bulk` lexes a whole
+text in one call where it may, :mod:`.scan` is the per-token loop; this one is the entry point.
 """
 
 from __future__ import annotations
