@@ -14,8 +14,8 @@ A rule that cannot be joined exactly (backreferences, named groups or conditiona
 out of the state's pattern where it can only start with a few ASCII characters, and tried with
 the others one by one at those (:mod:`.apart`); a state holding any other such rule is run rule
 by rule, as pygments does. A lexer that is not a plain RegexLexer (ExtendedRegexLexer, a custom
-``get_tokens_unprocessed``) is not taken at all: callers fall back to pygments for it. The differential tests and ``bench/lexer_identity.py`` check that
-the token stream is the same.
+``get_tokens_unprocessed``) is not taken at all: callers fall back to pygments for it. The
+differential tests and ``bench/lexer_identity.py`` check that the token stream is the same.
 
 Modules: :mod:`.states` joins a state's rules (and narrows them by first character; :mod:`.apart`
 and :mod:`.blanks` for what it leaves out and takes after a token), :mod:`.bulk` lexes a whole
