@@ -167,6 +167,22 @@ FRAGMENTS = {
         "virtual ~A() = default;",
         "};",
     ],
+    "php": [
+        "<?php ",
+        "?>",
+        "<html><?= $x ?>",
+        "function f($a, &$b = null): ?int {",
+        "echo strlen($s);",  # a builtin function: Name.Builtin in pygments' own loop
+        "$this->x = [1, 'a' => 2];",
+        '"a $b {$c->d}"',
+        "<<<EOT\nbody $x\nEOT;\n",
+        "<<<'N'\nnow\nN;\n",
+        "#[Attr(1)]",
+        "class A extends B implements C {",
+        "// c\n",
+        "/* c */",
+        "}",
+    ],
     "java": [
         "package a.b;",
         "import java.util.*;",

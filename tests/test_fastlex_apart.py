@@ -110,3 +110,43 @@ def test_cpp_function_bodies_are_joined_and_take_their_blank_lines() -> None:
     assert state.joined is not None and {chr(c) for c in state.apart} == set("LRUu")
     end = state.joined.match(text, text.index("1;") + 2).end()  # the line end after it: and the blank lines
     assert text[end:].startswith("  x = LR")
+
+
+def test_only_these_ascii_letters_fold_past_ascii() -> None:
+    # What ascii_start trusts under IGNORECASE, asked of this Python's regex engine.
+    import re
+    import sys
+
+    from minhashdup.source.fastlex.apart import FOLDS_PAST_ASCII
+
+    any_ascii = re.compile("(?i)[\\x00-\\x7f]").fullmatch
+    folded = {c for c in range(0x80, sys.maxunicode + 1) if any_ascii(chr(c))}
+    letters = {a for a in range(128) for c in folded if re.fullmatch("(?i)" + re.escape(chr(a)), chr(c))}
+    assert letters == FOLDS_PAST_ASCII
+
+
+@pytest.mark.parametrize(
+    ("pattern", "ascii"),
+    [("(?i)<", True), ("(?i)k", False), ("(?i)[a-h]", True), ("(?i)[a-j]", False), ("(?i)[a-z]", False)],
+)
+def test_ascii_start_under_ignorecase(pattern: str, ascii: bool) -> None:
+    parsed = parser.parse(pattern, 0)
+    assert ascii_start(list(parsed), parsed.state.flags) is ascii
+
+
+def test_php_runs_on_the_fast_engine_from_its_start_stack() -> None:
+    # PHP's loop starts from root (or from php on root with startinline) and retypes its builtin
+    # functions from Name.Other to Name.Builtin: vetted, the fast engine gives its tokens and types.
+    from pygments.lexers import PhpLexer
+
+    from minhashdup.source.fastlex import supported
+
+    assert supported(PhpLexer)
+    for options, text in [({}, "<?php echo strlen($s); <<<A\nx\nA;\n"), ({"startinline": True}, "echo strlen($s);")]:
+        lexer = PhpLexer(stripnl=False, ensurenl=True, **options)
+        engine = FastLexer(lexer)
+        assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))
+        texts, types = engine.significant_tokens_with_types(text)
+        assert (texts, types) == significant_tokens_with_types(lexer, text)
+        assert types[texts.index("strlen")] is Name.Builtin
+    assert FastLexer(PhpLexer(startinline=True)).behind is None  # no splice from another stack

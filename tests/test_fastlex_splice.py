@@ -33,7 +33,9 @@ def _fast(name: str) -> FastLexer:
 
 @pytest.mark.parametrize("name", sorted(FRAGMENTS))
 def test_the_main_languages_may_take_tails(name: str) -> None:
-    assert _fast(name).behind is not None
+    # PHP's string interpolations call using(this, _startinline=True): a lexer of other options,
+    # pygments' own loop, which the splice cannot follow. Its texts are lexed whole.
+    assert (_fast(name).behind is not None) is (name != "php")
 
 
 def _versions(data: st.DataObject, name: str) -> list[str]:

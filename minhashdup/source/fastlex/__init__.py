@@ -39,29 +39,47 @@ from minhashdup.source.fastlex.states import Rule, States, every_plan
 __all__ = ["FastLexer", "supported"]
 
 
-def _type_names(lexer: Lexer) -> frozenset[str]:
-    """The names a vetted override retypes from ``Name`` to ``Keyword.Type`` (by the lexer's
-    options, as its loop reads them); empty for a lexer that retypes nothing."""
-    from pygments.lexers.c_cpp import CFamilyLexer
+#: A vetted override's retyping: each token of type ``old`` whose text is one of ``names`` is ``new``.
+Retype = tuple[_TokenType, _TokenType, "frozenset[str] | set[str]"]
 
+
+def _retyping(lexer: Lexer) -> Retype | None:
+    """How a vetted override retypes tokens, by the lexer's options as its loop reads them: C's
+    names of types from ``Name`` to ``Keyword.Type``, PHP's builtin functions from ``Name.Other``
+    to ``Name.Builtin``; ``None`` for a lexer that retypes nothing."""
+    from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.php import PhpLexer
+
+    if isinstance(lexer, PhpLexer):
+        return (Name.Other, Name.Builtin, lexer._functions) if lexer._functions else None
     if not isinstance(lexer, CFamilyLexer):
-        return frozenset()
+        return None
     options = (
         ("stdlibhighlighting", "stdlib_types"),
         ("c99highlighting", "c99_types"),
         ("c11highlighting", "c11_atomic_types"),
         ("platformhighlighting", "linux_types"),
     )
-    return frozenset(n for on, names in options if getattr(lexer, on, False) for n in getattr(lexer, names, ()))
+    names = frozenset(n for on, names in options if getattr(lexer, on, False) for n in getattr(lexer, names, ()))
+    return (Name, Keyword.Type, names) if names else None
+
+
+def _start(lexer: Lexer) -> tuple[str, ...]:
+    """The state stack the lexer's own loop starts from: PHP's ``startinline`` starts in ``php``."""
+    from pygments.lexers.php import PhpLexer
+
+    return ("root", "php") if isinstance(lexer, PhpLexer) and lexer.startinline else ("root",)
 
 
 def _vetted_overrides() -> set[type]:
-    # Classes whose get_tokens_unprocessed only wraps RegexLexer's to change token *types*
-    # from Name to Keyword.Type: the texts, and which tokens are comments or whitespace,
-    # stay the same, so the fast stream (before that retyping) drops the same tokens.
+    # Classes whose get_tokens_unprocessed only wraps RegexLexer's to change token *types* of
+    # kept names (_retyping), PHP's from a start stack of its options (_start): the texts, and
+    # which tokens are comments or whitespace, stay the same, so the fast stream (before that
+    # retyping) drops the same tokens.
     from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.php import PhpLexer
 
-    return {CFamilyLexer}
+    return {CFamilyLexer, PhpLexer}
 
 
 class FastLexer:
@@ -77,7 +95,8 @@ class FastLexer:
         self.lexer = lexer
         tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
         self.states = States(tokendefs, type(lexer).flags)
-        self.type_names = _type_names(lexer)
+        self.retype = _retyping(lexer)
+        self.start = _start(lexer)
 
     def significant_tokens(self, text: str) -> list[str]:
         """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
@@ -85,7 +104,7 @@ class FastLexer:
         Per rule the drop decision is made once (comment, whitespace, or whitespace-only
         text), so a dropped token costs one regex call and no tuple.
         """
-        return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None)
+        return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None, self.start)
 
     def significant_tokens_after(
         self,
@@ -106,7 +125,7 @@ class FastLexer:
         at = None if types is None else tracker(None, types)
         lexed = None
         if self.behind is None:
-            tokens = scan(self.lexer, self.states, text, at)
+            tokens = scan(self.lexer, self.states, text, at, self.start)
         else:
             if types is not None and base is not None and base.types is None:
                 base = None
@@ -132,7 +151,9 @@ class FastLexer:
     @functools.cached_property
     def behind(self) -> int | None:
         """How far back this lexer's patterns read, when a tail may be taken from a base
-        (:func:`.splice.spliceable`); ``None`` when it may not."""
+        (:func:`.splice.spliceable`); ``None`` when it may not (nor from a stack but ``root``)."""
+        if self.start != ("root",):
+            return None
         tokendefs = type(self.lexer)._tokens
         return spliceable(tokendefs, every_plan(tokendefs))
 
@@ -151,7 +172,9 @@ class FastLexer:
     def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
         """:meth:`significant_tokens` and the pygments type of each kept token."""
         types: list[_TokenType] = []
-        texts = scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types))
+        texts = scan(
+            self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types), self.start
+        )
         return texts, self._retyped(texts, types)
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
@@ -165,18 +188,18 @@ class FastLexer:
         return texts, lines, self._retyped(texts, types)
 
     def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
-        """``types`` as the lexer's own loop gives them: a vetted override's names of types
-        (C's ``size_t``) are ``Keyword.Type`` there, and normalisation keeps keywords' text."""
-        if self.type_names:
-            names = self.type_names
-            types[:] = [Keyword.Type if t is Name and v in names else t for v, t in zip(texts, types, strict=True)]
+        """``types`` as the lexer's own loop gives them (:func:`_retyping`): C's ``size_t`` is
+        ``Keyword.Type`` there, and normalisation keeps keywords' text."""
+        if self.retype is not None:
+            old, new, names = self.retype
+            types[:] = [new if t is old and v in names else t for v, t in zip(texts, types, strict=True)]
         return types
 
     def _with_lines(self, text: str, types: list[_TokenType] | None) -> tuple[list[str], list[int]]:
         """The kept tokens and the 1-based line of each; with ``types``, their types appended to it."""
         text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
         starts: list[int] = []
-        tokens = scan(self.lexer, self.states, text, tracker(starts, types))
+        tokens = scan(self.lexer, self.states, text, tracker(starts, types), self.start)
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
         return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 

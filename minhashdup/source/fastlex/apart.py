@@ -48,9 +48,15 @@ def apart_starts(text: str, flags: int) -> set[int] | None:
     return chars
 
 
+#: The ASCII characters that, under ``re.IGNORECASE``, also match one past ASCII: I and i match
+#: U+0130 and U+0131, K and k the Kelvin sign, S and s the long s (a test asks the regex engine
+#: about every character).
+FOLDS_PAST_ASCII = frozenset(map(ord, "IiKkSs"))
+
+
 def ascii_start(items: list[Any], flags: int) -> bool:
     """Whether every match of the parsed items starts with an ASCII character (``False`` where
-    unsure: any case-insensitive pattern, categories, negated sets; or where one may be empty)."""
+    unsure: categories, negated sets; or where one may be empty)."""
     every, nullable = _ascii(items, flags)
     return every and not nullable
 
@@ -68,14 +74,14 @@ def _ascii(items: Any, flags: int) -> tuple[bool, bool]:
 
 
 def _ascii_item(name: str, arg: Any, flags: int) -> tuple[bool, bool]:
-    if flags & re.IGNORECASE:  # folding reaches past ASCII (the Kelvin sign matches k)
-        return False, False
+    # Under IGNORECASE, the letters of FOLDS_PAST_ASCII match characters past ASCII too.
+    past = FOLDS_PAST_ASCII if flags & re.IGNORECASE else frozenset()
     if name in _ZERO_WIDTH:
         return True, True
     if name == "LITERAL":
-        return bool(arg < ASCII), False
+        return arg < ASCII and arg not in past, False
     if name == "IN":
-        return all((str(o) == "LITERAL" and a < ASCII) or (str(o) == "RANGE" and a[1] < ASCII) for o, a in arg), False
+        return all(_ascii_member(str(op), a, past) for op, a in arg), False
     if name == "SUBPATTERN":  # its own flags: pygments' leading (?i) is such a group (scoped)
         return _ascii(arg[3], inner_flags(flags, arg[1], arg[2]))
     if name == "BRANCH":
@@ -85,3 +91,12 @@ def _ascii_item(name: str, arg: Any, flags: int) -> tuple[bool, bool]:
         every, nullable = _ascii(arg[2], flags)
         return every, nullable or arg[0] == 0
     return False, False
+
+
+def _ascii_member(op: str, arg: Any, past: frozenset[int]) -> bool:
+    """Whether a member of a set matches only ASCII characters (``past``: those that do not)."""
+    if op == "LITERAL":
+        return bool(arg < ASCII) and arg not in past
+    if op == "RANGE":
+        return bool(arg[1] < ASCII) and not any(arg[0] <= c <= arg[1] for c in past)
+    return False
