@@ -28,8 +28,9 @@ import functools
 
 import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
-from pygments.token import Keyword, Name, _TokenType
+from pygments.token import _TokenType
 
+from minhashdup.source.fastlex import vetted
 from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import scan, tracker
@@ -37,49 +38,6 @@ from minhashdup.source.fastlex.splice import Copy, Lexed, Splice, spliceable
 from minhashdup.source.fastlex.states import Rule, States, every_plan
 
 __all__ = ["FastLexer", "supported"]
-
-
-#: A vetted override's retyping: each token of type ``old`` whose text is one of ``names`` is ``new``.
-Retype = tuple[_TokenType, _TokenType, "frozenset[str] | set[str]"]
-
-
-def _retyping(lexer: Lexer) -> Retype | None:
-    """How a vetted override retypes tokens, by the lexer's options as its loop reads them: C's
-    names of types from ``Name`` to ``Keyword.Type``, PHP's builtin functions from ``Name.Other``
-    to ``Name.Builtin``; ``None`` for a lexer that retypes nothing."""
-    from pygments.lexers.c_cpp import CFamilyLexer
-    from pygments.lexers.php import PhpLexer
-
-    if isinstance(lexer, PhpLexer):
-        return (Name.Other, Name.Builtin, lexer._functions) if lexer._functions else None
-    if not isinstance(lexer, CFamilyLexer):
-        return None
-    options = (
-        ("stdlibhighlighting", "stdlib_types"),
-        ("c99highlighting", "c99_types"),
-        ("c11highlighting", "c11_atomic_types"),
-        ("platformhighlighting", "linux_types"),
-    )
-    names = frozenset(n for on, names in options if getattr(lexer, on, False) for n in getattr(lexer, names, ()))
-    return (Name, Keyword.Type, names) if names else None
-
-
-def _start(lexer: Lexer) -> tuple[str, ...]:
-    """The state stack the lexer's own loop starts from: PHP's ``startinline`` starts in ``php``."""
-    from pygments.lexers.php import PhpLexer
-
-    return ("root", "php") if isinstance(lexer, PhpLexer) and lexer.startinline else ("root",)
-
-
-def _vetted_overrides() -> set[type]:
-    # Classes whose get_tokens_unprocessed only wraps RegexLexer's to change token *types* of
-    # kept names (_retyping), PHP's from a start stack of its options (_start): the texts, and
-    # which tokens are comments or whitespace, stay the same, so the fast stream (before that
-    # retyping) drops the same tokens.
-    from pygments.lexers.c_cpp import CFamilyLexer
-    from pygments.lexers.php import PhpLexer
-
-    return {CFamilyLexer, PhpLexer}
 
 
 class FastLexer:
@@ -95,8 +53,8 @@ class FastLexer:
         self.lexer = lexer
         tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
         self.states = States(tokendefs, type(lexer).flags)
-        self.retype = _retyping(lexer)
-        self.start = _start(lexer)
+        self.retype = vetted.retyping(lexer)
+        self.start = vetted.start(lexer)
 
     def significant_tokens(self, text: str) -> list[str]:
         """The same texts as ``tokens.significant_tokens(lexer, text)``, faster.
@@ -188,12 +146,9 @@ class FastLexer:
         return texts, lines, self._retyped(texts, types)
 
     def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
-        """``types`` as the lexer's own loop gives them (:func:`_retyping`): C's ``size_t`` is
+        """``types`` as the lexer's own loop gives them (:mod:`.vetted`): C's ``size_t`` is
         ``Keyword.Type`` there, and normalisation keeps keywords' text."""
-        if self.retype is not None:
-            old, new, names = self.retype
-            types[:] = [new if t is old and v in names else t for v, t in zip(texts, types, strict=True)]
-        return types
+        return vetted.retyped(texts, types, self.retype) if self.retype else types
 
     def _with_lines(self, text: str, types: list[_TokenType] | None) -> tuple[list[str], list[int]]:
         """The kept tokens and the 1-based line of each; with ``types``, their types appended to it."""
@@ -210,5 +165,5 @@ def supported(cls: type) -> bool:
         return False
     for klass in cls.__mro__:
         if "get_tokens_unprocessed" in klass.__dict__:
-            return klass is RegexLexer or klass in _vetted_overrides()
+            return klass is RegexLexer or klass in vetted.overrides()
     return False

@@ -1,0 +1,98 @@
+"""Lexers whose own token loop the fast engine reproduces although it is not ``RegexLexer``'s.
+
+A lexer may define ``get_tokens_unprocessed`` around ``RegexLexer``'s. Where that only starts
+from a stack its options choose and changes the *types* of some kept names (never a text, never
+a comment or whitespace), the fast engine's texts are the lexer's, and its types are once
+:func:`retyped` as the lexer's loop retypes them:
+
+- C and C++ (``CFamilyLexer``): the names of types its options highlight, ``Name`` ->
+  ``Keyword.Type``;
+- Objective-C and Objective-C++: that, then Cocoa's interfaces, protocols and primitives,
+  ``Name`` or ``Name.Class`` -> ``Name.Builtin.Pseudo``; Swift: the Cocoa names alike;
+- PHP: builtin functions, ``Name.Other`` -> ``Name.Builtin``; with ``startinline`` it starts in
+  ``php`` on ``root`` (:func:`start`);
+- Elixir: ``Name`` -> ``Keyword``, ``Operator.Word``, ``Keyword.Declaration``,
+  ``Keyword.Namespace``, ``Name.Constant`` or ``Name.Builtin.Pseudo`` by its word lists, the
+  first list holding the name deciding.
+
+Lua's loop splits a dotted name into three tokens: a change of texts, so it is not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from pygments.lexer import Lexer
+from pygments.token import Keyword, Name, Operator, _TokenType
+
+#: One retyping: each token of one of the ``old`` types whose text is one of ``names`` is ``new``.
+Retype = tuple[tuple[_TokenType, ...], _TokenType, Collection[str]]
+
+
+def overrides() -> set[type]:
+    """The classes whose ``get_tokens_unprocessed`` is vetted (the module docstring)."""
+    from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.erlang import ElixirLexer
+    from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
+    from pygments.lexers.php import PhpLexer
+
+    # Objective-C's loop is defined by the class objective() makes around its C or C++ lexer.
+    variants = {cls.__mro__[1] for cls in (ObjectiveCLexer, ObjectiveCppLexer)}
+    return {CFamilyLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants}
+
+
+def retyping(lexer: Lexer) -> list[Retype]:
+    """How ``lexer``'s loop retypes tokens, in its order, by its options as its loop reads them."""
+    from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.erlang import ElixirLexer
+    from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
+    from pygments.lexers.php import PhpLexer
+
+    rules: list[Retype] = []
+    if isinstance(lexer, CFamilyLexer):
+        options = (
+            ("stdlibhighlighting", "stdlib_types"),
+            ("c99highlighting", "c99_types"),
+            ("c11highlighting", "c11_atomic_types"),
+            ("platformhighlighting", "linux_types"),
+        )
+        names = frozenset(n for on, kept in options if getattr(lexer, on, False) for n in getattr(lexer, kept, ()))
+        rules.append(((Name,), Keyword.Type, names))
+    if isinstance(lexer, (ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer)):
+        from pygments.lexers._cocoa_builtins import COCOA_INTERFACES, COCOA_PRIMITIVES, COCOA_PROTOCOLS
+
+        cocoa = frozenset(COCOA_INTERFACES) | frozenset(COCOA_PROTOCOLS) | frozenset(COCOA_PRIMITIVES)
+        rules.append(((Name, Name.Class), Name.Builtin.Pseudo, cocoa))
+    if isinstance(lexer, PhpLexer):
+        rules.append(((Name.Other,), Name.Builtin, lexer._functions))
+    if isinstance(lexer, ElixirLexer):
+        lists = (
+            ("KEYWORD", Keyword),
+            ("KEYWORD_OPERATOR", Operator.Word),
+            ("BUILTIN", Keyword),
+            ("BUILTIN_DECLARATION", Keyword.Declaration),
+            ("BUILTIN_NAMESPACE", Keyword.Namespace),
+            ("CONSTANT", Name.Constant),
+            ("PSEUDO_VAR", Name.Builtin.Pseudo),
+        )
+        rules += [((Name,), new, frozenset(getattr(lexer, words))) for words, new in lists]
+    return [rule for rule in rules if rule[2]]
+
+
+def retyped(texts: list[str], types: list[_TokenType], rules: list[Retype]) -> list[_TokenType]:
+    """``types`` (in place) as ``rules`` leave them, each applied to what the ones before gave.
+
+    Example:
+        >>> retyped(["x", "size_t"], [Name, Name], [((Name,), Keyword.Type, {"size_t"})])
+        [Token.Name, Token.Keyword.Type]
+    """
+    for old, new, names in rules:
+        types[:] = [new if t in old and v in names else t for v, t in zip(texts, types, strict=True)]
+    return types
+
+
+def start(lexer: Lexer) -> tuple[str, ...]:
+    """The state stack ``lexer``'s loop starts from: PHP's ``startinline`` starts in ``php``."""
+    from pygments.lexers.php import PhpLexer
+
+    return ("root", "php") if isinstance(lexer, PhpLexer) and lexer.startinline else ("root",)
