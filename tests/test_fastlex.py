@@ -183,6 +183,17 @@ FRAGMENTS = {
         "/* c */",
         "}",
     ],
+    "cuda": [
+        "__global__ void k(float4 *a, size_t n) {",  # CUDA's and C's words: retyped by their loops
+        "int i = blockIdx.x * blockDim.x + threadIdx.x;",
+        "__shared__ float s[256];",
+        "k<<<dim3(1), 256>>>(a, n);",
+        "__syncthreads();",
+        "atomicAdd(&s[0], 1.0f);",
+        "#include <cuda.h>\n",
+        "/* c */",
+        "}",
+    ],
     "swift": [
         "import Foundation\n",
         "func f(_ x: Int) -> String {",

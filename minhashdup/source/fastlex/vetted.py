@@ -6,7 +6,8 @@ a comment or whitespace), the fast engine's texts are the lexer's, and its types
 :func:`retyped` as the lexer's loop retypes them:
 
 - C and C++ (``CFamilyLexer``): the names of types its options highlight, ``Name`` ->
-  ``Keyword.Type``;
+  ``Keyword.Type``; CUDA: that, then its own word lists, ``Name`` -> ``Keyword.Type``,
+  ``Name.Builtin``, ``Keyword.Pseudo``, ``Keyword.Reserved`` or ``Name.Function``;
 - Objective-C and Objective-C++: that, then Cocoa's interfaces, protocols and primitives,
   ``Name`` or ``Name.Class`` -> ``Name.Builtin.Pseudo``; Swift: the Cocoa names alike;
 - PHP: builtin functions, ``Name.Other`` -> ``Name.Builtin``; with ``startinline`` it starts in
@@ -32,18 +33,20 @@ Retype = tuple[tuple[_TokenType, ...], _TokenType, Collection[str]]
 def overrides() -> set[type]:
     """The classes whose ``get_tokens_unprocessed`` is vetted (the module docstring)."""
     from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.c_like import CudaLexer
     from pygments.lexers.erlang import ElixirLexer
     from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
     from pygments.lexers.php import PhpLexer
 
     # Objective-C's loop is defined by the class objective() makes around its C or C++ lexer.
     variants = {cls.__mro__[1] for cls in (ObjectiveCLexer, ObjectiveCppLexer)}
-    return {CFamilyLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants}
+    return {CFamilyLexer, CudaLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants}
 
 
 def retyping(lexer: Lexer) -> list[Retype]:
     """How ``lexer``'s loop retypes tokens, in its order, by its options as its loop reads them."""
     from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.c_like import CudaLexer
     from pygments.lexers.erlang import ElixirLexer
     from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
     from pygments.lexers.php import PhpLexer
@@ -58,6 +61,16 @@ def retyping(lexer: Lexer) -> list[Retype]:
         )
         names = frozenset(n for on, kept in options if getattr(lexer, on, False) for n in getattr(lexer, kept, ()))
         rules.append(((Name,), Keyword.Type, names))
+    if isinstance(lexer, CudaLexer):
+        cuda = (
+            ("variable_qualifiers", Keyword.Type),
+            ("vector_types", Keyword.Type),
+            ("variables", Name.Builtin),
+            ("execution_confs", Keyword.Pseudo),
+            ("function_qualifiers", Keyword.Reserved),
+            ("functions", Name.Function),
+        )
+        rules += [((Name,), new, frozenset(getattr(lexer, words))) for words, new in cuda]
     if isinstance(lexer, (ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer)):
         from pygments.lexers._cocoa_builtins import COCOA_INTERFACES, COCOA_PRIMITIVES, COCOA_PROTOCOLS
 
