@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.lexer import RegexLexer, bygroups, this, using
-from pygments.lexers import CLexer, CppLexer
+from pygments.lexers import CLexer, CppLexer, WikitextLexer
 from pygments.token import Comment, Keyword, Name, Number, Punctuation, String, Text, Whitespace
 
 from minhashdup.source.fastlex import FastLexer
@@ -18,6 +18,7 @@ from minhashdup.source.significant import (
     significant_tokens,
     significant_tokens_with_lines,
     significant_tokens_with_types,
+    significant_typed_tokens,
 )
 
 
@@ -134,3 +135,25 @@ def test_an_empty_piece_that_gave_nothing_is_not_lexed_again() -> None:
     assert engine.significant_tokens(text) == list(significant_tokens(lexer, text))  # remembered now
     assert ("root",) in engine.states.silent
     assert ("root", "loud") not in engine.states.silent  # its empty text gives the empty Keyword
+
+
+def _relative(lexer: Any, match: Any, ctx: Any = None) -> Any:
+    # Offsets from the piece's start, not the text's: pygments' lines count the texts alone.
+    yield 0, Keyword, match.group(1)
+    yield len(match.group(1)), Whitespace, "\n"
+    yield len(match.group(1)) + 1, Name, match.group(2)
+
+
+class _Relative(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"(k)\n(\w+)", _relative), (r"\w+", Name), (r"\s+", Whitespace)],
+    }
+
+
+@pytest.mark.parametrize("lexer", [_Relative(stripnl=False), WikitextLexer(stripnl=False)])
+def test_a_callbacks_tokens_are_on_the_lines_of_the_texts_before_them(lexer: Any) -> None:
+    # Found by a helper's fuzzing: Wikitext's <source> blocks yield offsets within the block,
+    # and the fast engine put their tokens on the block's first line.
+    text = 'a\nb k\nc\n<source lang="c">\nx\n</source>\nk\nd'
+    texts, lines, types = FastLexer(lexer).significant_tokens_with_lines_and_types(text)
+    assert list(zip(types, texts, lines, strict=True)) == list(significant_typed_tokens(lexer, text))

@@ -7,7 +7,7 @@ changes, callbacks and positions no rule matches follow pygments line for line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from pygments.lexer import _PseudoMatch
@@ -167,8 +167,7 @@ def _callback(
     """
     m = plan.rexmatch(text, pos)
     if plan.parts is None:
-        for index, ttype, value in plan.action(lexer, m):
-            _keep_one(index, ttype, value, keep, at)
+        _keep_all(plan.action(lexer, m), m.start(), keep, at)
         return
     for kind, group, what in plan.parts:
         value = m.group(group)
@@ -187,10 +186,16 @@ def _callback(
             for token in tokens:
                 keep(token)
         else:  # another callable, called as bygroups calls it
-            for item in what(lexer, _PseudoMatch(m.start(group), value), None):
-                if item:
-                    index, ttype, token = item
-                    _keep_one(index, ttype, token, keep, at)
+            _keep_all(filter(None, what(lexer, _PseudoMatch(m.start(group), value), None)), m.start(group), keep, at)
+
+
+def _keep_all(items: Iterable[Any], start: int, keep: Callable[[str], None], at: At | None) -> None:
+    """A callback's tokens, each kept if significant, at ``start`` and the lengths of the texts
+    before it: pygments' lines count the texts yielded, and a callback's own offsets may be
+    relative to a piece (Wikitext's ``<source>`` blocks)."""
+    for _, ttype, value in items:
+        _keep_one(start, ttype, value, keep, at)
+        start += len(value)
 
 
 def _keep_one(index: int, ttype: _TokenType, value: str, keep: Callable[[str], None], at: At | None) -> None:
