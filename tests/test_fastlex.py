@@ -325,6 +325,19 @@ def test_fast_engine_tokens_equal_pygments(name: str, data: st.DataObject) -> No
     assert list(zip(texts, lines, strict=True)) == list(significant_tokens_with_lines(lexer, text))
 
 
+def test_a_lexer_of_other_options_is_lexed_as_its_options_say() -> None:
+    # The fast engine of a class is built from lexer_for's instance: a lexer of other options
+    # (found by a helper: PHP's startinline lexed a whole line as one Other token) runs pygments.
+    from pygments.lexers import CLexer, GoLexer, PhpLexer
+
+    php = PhpLexer(startinline=True, stripnl=False, ensurenl=True)
+    text = "$x = strlen($y); // c\n"
+    assert token_texts(php, text) == list(significant_tokens(php, text)) == ["$x", "=", "strlen", "(", "$y", ");"]
+    c = CLexer(stdlibhighlighting=False, stripnl=False, ensurenl=True)
+    assert token_texts_with_types(c, "size_t x;") == significant_tokens_with_types(c, "size_t x;")
+    assert token_texts(GoLexer(), " x \n") == list(significant_tokens(GoLexer(), " x \n"))  # stripnl, stripall
+
+
 def test_fallback_engine_is_pygments() -> None:
     lexer = _lexer("go")
     assert token_texts(lexer, "x := 1 // c", "pygments") == ["x", ":=", "1"]

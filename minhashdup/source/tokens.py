@@ -314,16 +314,14 @@ def token_texts(
 ) -> list[str]:
     """:func:`significant_tokens` as a list, by the chosen engine.
 
-    ``fast`` runs :class:`minhashdup.source.fastlex.FastLexer` for the lexers it reproduces exactly
-    and pygments itself for the others; ``pygments`` always runs pygments. With ``versions``
-    (the fast engine only), the file at ``path`` may take the tail it shares with an earlier
-    version of it from that version's lex, which is exact (:mod:`.fastlex.splice`), unless the
-    lexer takes the whole text in one call (:mod:`.fastlex.bulk`): recording a lex for a later
-    version needs the loop token by token, and on four Go releases lexing every version in one
-    call cost less than recording the first and splicing the others.
+    ``fast`` runs :class:`minhashdup.source.fastlex.FastLexer` where it reproduces the lexer
+    exactly (:func:`_fast`), pygments elsewhere; ``pygments`` always runs pygments. With
+    ``versions`` (fast only), the file at ``path`` may take the tail it shares with an earlier
+    version from that version's lex (:mod:`.fastlex.splice`), unless the lexer takes a text in
+    one call (:mod:`.fastlex.bulk`: on four Go releases, cheaper than recording and splicing).
     """
     if engine == "fast":
-        fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+        fast = _fast(lexer)
         if fast is not None and versions is not None and not fast.one_call:
             return _spliced(fast, lexer, text, versions, path)
         if fast is not None:
@@ -336,7 +334,7 @@ def token_texts_with_types(
 ) -> tuple[list[str], list[_TokenType]]:
     """:func:`token_texts` and each token's pygments type, by the chosen engine (the same types);
     ``versions`` and ``path`` as there: a tail taken from an earlier version has its types too."""
-    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    fast = _fast(lexer) if engine == "fast" else None
     if fast is None:
         return significant_tokens_with_types(lexer, text)
     if versions is not None:
@@ -363,7 +361,7 @@ def token_texts_with_lines_and_types(
     lexer: Lexer, text: str, engine: str = "fast"
 ) -> tuple[list[str], list[int], list[_TokenType]]:
     """:func:`token_texts_with_lines` and each token's pygments type."""
-    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    fast = _fast(lexer) if engine == "fast" else None
     if fast is None:
         typed = list(significant_typed_tokens(lexer, text))
         return [v for _, v, _ in typed], [n for _, _, n in typed], [t for t, _, _ in typed]
@@ -378,16 +376,22 @@ def token_texts_with_lines(lexer: Lexer, text: str, engine: str = "fast") -> tup
         >>> token_texts_with_lines(GoLexer(stripnl=False), "x := 1\\n// c\\ny")
         (['x', ':=', '1', 'y'], [1, 1, 1, 3])
     """
-    fast = _fast_for(type(lexer)) if engine == "fast" else None  # type: ignore[arg-type]
+    fast = _fast(lexer) if engine == "fast" else None
     if fast is None:
         pairs = list(significant_tokens_with_lines(lexer, text))
         return [t for t, _ in pairs], [line for _, line in pairs]
     return fast.significant_tokens_with_lines(text)
 
 
+def _fast(lexer: Lexer) -> FastLexer | None:
+    """The fast engine of ``lexer``'s class where ``lexer`` has ``_instance``'s options, else
+    ``None``: others may prepare, start or retype otherwise (PHP's ``startinline``)."""
+    fast = _fast_for(type(lexer))  # type: ignore[arg-type]  # pygments is untyped: type[Any]
+    return fast if fast is not None and (fast.lexer is lexer or fast.lexer.options == lexer.options) else None
+
+
 @functools.lru_cache(maxsize=256)
-def _fast_for(cls: type[Lexer]) -> FastLexer | None:
-    # Built once per lexer class and process, from the same instance lexer_for hands out.
+def _fast_for(cls: type[Lexer]) -> FastLexer | None:  # once per class and process, of _instance(cls)
     if not supported(cls):
         return None
     try:
