@@ -17,6 +17,11 @@ a comment or whitespace), the fast engine's texts are the lexer's, and its types
   first list holding the name deciding.
 
 Lua's loop splits a dotted name into three tokens: a change of texts, so it is not here.
+
+A ``using(this)`` piece is lexed by the fast engine from the callback's stack, where pygments
+calls the lexer's own loop again: the same for every lexer here (their loops pass the stack on,
+and retyping twice changes nothing). A loop to vet must be read for that too: one that ignored
+the stack it is given, or a ``using(this)`` under PHP's ``startinline``, would differ.
 """
 
 from __future__ import annotations
