@@ -26,6 +26,7 @@ the stack it is given, or a ``using(this)`` under PHP's ``startinline``, would d
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 
 from pygments.lexer import Lexer
@@ -35,7 +36,8 @@ from pygments.token import Keyword, Name, Operator, _TokenType
 Retype = tuple[tuple[_TokenType, ...], _TokenType, Collection[str]]
 
 
-def overrides() -> set[type]:
+@functools.cache
+def overrides() -> frozenset[type]:
     """The classes whose ``get_tokens_unprocessed`` is vetted (the module docstring)."""
     from pygments.lexers.c_cpp import CFamilyLexer
     from pygments.lexers.c_like import CudaLexer
@@ -45,7 +47,7 @@ def overrides() -> set[type]:
 
     # Objective-C's loop is defined by the class objective() makes around its C or C++ lexer.
     variants = {cls.__mro__[1] for cls in (ObjectiveCLexer, ObjectiveCppLexer)}
-    return {CFamilyLexer, CudaLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants}
+    return frozenset({CFamilyLexer, CudaLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants})
 
 
 def retyping(lexer: Lexer) -> list[Retype]:
