@@ -38,7 +38,7 @@ RAW = r'((?:[LuU]|u8)?R)(")([^\\()\s]{,16})(\()([\s\S]*?)(\)\3)(")'
     ],
 )
 def test_apart_starts(pattern: str, starts: str | None) -> None:
-    found = apart_starts(pattern, 0)
+    found = apart_starts(parser.parse(pattern, 0))
     assert (None if found is None else "".join(sorted(map(chr, found)))) == starts
 
 

@@ -20,25 +20,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from minhashdup.source.patterns import ASCII, SPACES, first_chars, inner_flags, line_anchored, parser
+from minhashdup.source.patterns import ASCII, SPACES, first_chars, inner_flags, line_anchored
 
-_ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
+#: The parsed items that match no character.
+ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
 
 
-def apart_starts(text: str, flags: int) -> set[int] | None:
-    """The ASCII characters a rule of pattern ``text`` (under the lexer's ``flags``) that cannot
-    be joined may start with, where the state may be joined around it; ``None`` where it may not.
+def apart_starts(parsed: Any) -> set[int] | None:
+    """The ASCII characters a rule that cannot be joined (its pattern ``parsed``, under its own
+    flags) may start with, where the state may be joined around it; ``None`` where it may not.
 
     Example:
-        >>> sorted(map(chr, apart_starts(r'((?:[LuU]|u8)?R)(")([^\\\\()\\s]{,16})(\\()([\\s\\S]*?)(\\)\\3)(")', 0)))
+        >>> from minhashdup.source.patterns import parser
+        >>> raw = parser.parse(r'((?:[LuU]|u8)?R)(")([^\\\\()\\s]{,16})(\\()([\\s\\S]*?)(\\)\\3)(")')
+        >>> sorted(map(chr, apart_starts(raw)))
         ['L', 'R', 'U', 'u']
-        >>> apart_starts(r"(\\s*)(\\w+)\\1", 0) is None  # may start with whitespace
+        >>> apart_starts(parser.parse(r"(\\s*)(\\w+)\\1")) is None  # may start with whitespace
         True
     """
-    try:
-        parsed = parser.parse(text, flags)
-    except re.error:
-        return None
     flags = parsed.state.flags
     chars, nullable = first_chars(parsed, flags)
     if chars is None or nullable or not chars or line_anchored(parsed):
@@ -76,7 +75,7 @@ def _ascii(items: Any, flags: int) -> tuple[bool, bool]:
 def _ascii_item(name: str, arg: Any, flags: int) -> tuple[bool, bool]:
     # Under IGNORECASE, the letters of FOLDS_PAST_ASCII match characters past ASCII too.
     past = FOLDS_PAST_ASCII if flags & re.IGNORECASE else frozenset()
-    if name in _ZERO_WIDTH:
+    if name in ZERO_WIDTH:
         return True, True
     if name == "LITERAL":
         return arg < ASCII and arg not in past, False

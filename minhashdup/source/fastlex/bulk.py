@@ -36,14 +36,13 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from minhashdup.source.fastlex.apart import ascii_start
+from minhashdup.source.fastlex.apart import ZERO_WIDTH, ascii_start
 from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, group_opens, without_groups
 from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, may_start
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK
 
 #: The kept tokens of a preprocessed text, lexed from the root state.
 Whole = Callable[[str], list[str]]
-_ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
 
 
 class _Rule(NamedTuple):
@@ -139,7 +138,7 @@ def _split(plan: Plan, source: Source, items: list[Any], flags: int, state: Stat
     if source.groups != 2 or [g for g, _, _ in groups] != [1, 2] or state.flags & re.IGNORECASE:
         return None
     first, last = items[0], items[-1]
-    if str(first[0]) != "SUBPATTERN" or first[1][0] != 1 or any(str(op) not in _ZERO_WIDTH for op, _ in items[1:-1]):
+    if str(first[0]) != "SUBPATTERN" or first[1][0] != 1 or any(str(op) not in ZERO_WIDTH for op, _ in items[1:-1]):
         return None
     if str(last[0]) != "SUBPATTERN" or last[1][:3] != (2, 0, 0) or len(last[1][3]) != 1:
         return None

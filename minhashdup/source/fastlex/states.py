@@ -177,7 +177,6 @@ class State:
     built: dict[tuple[int, ...], Joined] = dataclasses.field(default_factory=dict)
     seen: list[int] = dataclasses.field(default_factory=lambda: [0] * ASCII)
     taken: Blanks = NONE  # the whitespace a fast alternative takes after its token (.blanks)
-    apart: frozenset[int] = frozenset()  # ASCII characters where a rule not joined may start (.apart)
     #: The scan's first look-up: the pattern for a position's character, where that does not
     #: depend on the position (see :meth:`pattern_at`, which fills it). Keyed by the character
     #: itself, not its code: indexing the text gives the key, and no ``ord`` call per token.
@@ -212,6 +211,11 @@ class State:
             self.table[char] = self.skipping
             return self.skipping
         return self.joined if pos == 0 or text[pos - 1] == "\n" else self.skipping
+
+    @functools.cached_property
+    def apart(self) -> frozenset[int]:
+        """The ASCII characters where a rule left out of :attr:`joined` may start (:mod:`.apart`)."""
+        return frozenset(c for source in self.sources if source.alone for c in source.starts[0] or ())
 
     @functools.cached_property
     def skipping(self) -> Joined:
@@ -271,7 +275,6 @@ def join(rules: list[Rule], flags: int) -> State:
     sequential = State(plans, None, [])
     sources: list[Source] = []
     facts: list[Facts] = []
-    apart: set[int] = set()
     for plan in plans:
         pattern: re.Pattern[str] = cast(Any, plan.rexmatch).__self__  # compiled by pygments, lexer's flags
         if not isinstance(pattern.pattern, str):
@@ -282,13 +285,13 @@ def join(rules: list[Rule], flags: int) -> State:
         if text is None:
             return sequential
         parsed = embeddable(text, flags)
-        if parsed is None:
-            starts = apart_starts(text, flags)
+        if parsed is None:  # a backreference, a named group...: left out where it may be
+            tree = parser.parse(text, flags)
+            starts = apart_starts(tree)
             if starts is None:
                 return sequential
-            apart |= starts
             sources.append(Source(text, pattern.groups, (starts, False), False, alone=True))
-            facts.append(Facts(SLOW, False, (starts, False), parser.parse(text, flags), pattern))
+            facts.append(Facts(SLOW, False, (starts, False), tree, pattern))
             continue
         # The wrapper's match is the token: inner groups only cost, but for bygroups rules.
         bare = without_groups(text, flags) if plan.by_groups is None else None
@@ -305,7 +308,7 @@ def join(rules: list[Rule], flags: int) -> State:
     everything = compile_joined(plans, sources, [i for i, s in enumerate(sources) if not s.alone], flags, taken)
     if everything is None:
         return sequential
-    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken, apart=frozenset(apart))
+    return State(plans, everything, [None] * ASCII, sources, flags, taken=taken)
 
 
 def compile_joined(
