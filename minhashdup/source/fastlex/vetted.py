@@ -28,38 +28,67 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection
+from typing import Any, NamedTuple
 
 from pygments.lexer import Lexer
 from pygments.token import Keyword, Name, Operator, _TokenType
 
 #: One retyping: each token of one of the ``old`` types whose text is one of ``names`` is ``new``.
 Retype = tuple[tuple[_TokenType, ...], _TokenType, Collection[str]]
+#: The retypings of a loop composed: for a type, the texts whose type changes, and to what.
+Retyping = dict[_TokenType, dict[str, _TokenType]]
+
+
+class _Classes(NamedTuple):
+    cfamily: Any
+    cuda: Any
+    objective: tuple[Any, ...]  # Objective-C, Objective-C++
+    swift: Any
+    php: Any
+    elixir: Any
+
+
+@functools.cache
+def _classes() -> _Classes:
+    from pygments.lexers.c_cpp import CFamilyLexer
+    from pygments.lexers.c_like import CudaLexer
+    from pygments.lexers.erlang import ElixirLexer
+    from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
+    from pygments.lexers.php import PhpLexer
+
+    return _Classes(CFamilyLexer, CudaLexer, (ObjectiveCLexer, ObjectiveCppLexer), SwiftLexer, PhpLexer, ElixirLexer)
 
 
 @functools.cache
 def overrides() -> frozenset[type]:
     """The classes whose ``get_tokens_unprocessed`` is vetted (the module docstring)."""
-    from pygments.lexers.c_cpp import CFamilyLexer
-    from pygments.lexers.c_like import CudaLexer
-    from pygments.lexers.erlang import ElixirLexer
-    from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
-    from pygments.lexers.php import PhpLexer
-
+    c = _classes()
     # Objective-C's loop is defined by the class objective() makes around its C or C++ lexer.
-    variants = {cls.__mro__[1] for cls in (ObjectiveCLexer, ObjectiveCppLexer)}
-    return frozenset({CFamilyLexer, CudaLexer, PhpLexer, SwiftLexer, ElixirLexer, *variants})
+    return frozenset({c.cfamily, c.cuda, c.php, c.swift, c.elixir, *(cls.__mro__[1] for cls in c.objective)})
 
 
-def retyping(lexer: Lexer) -> list[Retype]:
-    """How ``lexer``'s loop retypes tokens, in its order, by its options as its loop reads them."""
-    from pygments.lexers.c_cpp import CFamilyLexer
-    from pygments.lexers.c_like import CudaLexer
-    from pygments.lexers.erlang import ElixirLexer
-    from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer
-    from pygments.lexers.php import PhpLexer
+def retyping(lexer: Lexer) -> Retyping:
+    """How ``lexer``'s loop retypes tokens, by its options as its loop reads them: its
+    :func:`rules` composed in their order (empty for a loop that retypes nothing)."""
+    found = rules(lexer)
+    table: Retyping = {}
+    for old in {t for olds, _, _ in found for t in olds}:
+        changed = table.setdefault(old, {})
+        for text in set().union(*(names for olds, _, names in found if old in olds)):
+            now = old
+            for olds, new, names in found:
+                if now in olds and text in names:
+                    now = new
+            if now is not old:
+                changed[text] = now
+    return {old: changed for old, changed in table.items() if changed}
 
-    rules: list[Retype] = []
-    if isinstance(lexer, CFamilyLexer):
+
+def rules(lexer: Lexer) -> list[Retype]:
+    """How ``lexer``'s loop retypes tokens, rule by rule in its order."""
+    c = _classes()
+    found: list[Retype] = []
+    if isinstance(lexer, c.cfamily):
         options = (
             ("stdlibhighlighting", "stdlib_types"),
             ("c99highlighting", "c99_types"),
@@ -67,9 +96,10 @@ def retyping(lexer: Lexer) -> list[Retype]:
             ("platformhighlighting", "linux_types"),
         )
         names = frozenset(n for on, kept in options if getattr(lexer, on, False) for n in getattr(lexer, kept, ()))
-        rules.append(((Name,), Keyword.Type, names))
-    if isinstance(lexer, CudaLexer):
-        cuda = (
+        found.append(((Name,), Keyword.Type, names))
+    if isinstance(lexer, c.cuda):
+        found += _word_lists(
+            lexer,
             ("variable_qualifiers", Keyword.Type),
             ("vector_types", Keyword.Type),
             ("variables", Name.Builtin),
@@ -77,16 +107,16 @@ def retyping(lexer: Lexer) -> list[Retype]:
             ("function_qualifiers", Keyword.Reserved),
             ("functions", Name.Function),
         )
-        rules += [((Name,), new, frozenset(getattr(lexer, words))) for words, new in cuda]
-    if isinstance(lexer, (ObjectiveCLexer, ObjectiveCppLexer, SwiftLexer)):
+    if isinstance(lexer, (*c.objective, c.swift)):
         from pygments.lexers._cocoa_builtins import COCOA_INTERFACES, COCOA_PRIMITIVES, COCOA_PROTOCOLS
 
         cocoa = frozenset(COCOA_INTERFACES) | frozenset(COCOA_PROTOCOLS) | frozenset(COCOA_PRIMITIVES)
-        rules.append(((Name, Name.Class), Name.Builtin.Pseudo, cocoa))
-    if isinstance(lexer, PhpLexer):
-        rules.append(((Name.Other,), Name.Builtin, lexer._functions))
-    if isinstance(lexer, ElixirLexer):
-        lists = (
+        found.append(((Name, Name.Class), Name.Builtin.Pseudo, cocoa))
+    if isinstance(lexer, c.php):
+        found.append(((Name.Other,), Name.Builtin, lexer._functions))
+    if isinstance(lexer, c.elixir):
+        found += _word_lists(
+            lexer,
             ("KEYWORD", Keyword),
             ("KEYWORD_OPERATOR", Operator.Word),
             ("BUILTIN", Keyword),
@@ -95,24 +125,25 @@ def retyping(lexer: Lexer) -> list[Retype]:
             ("CONSTANT", Name.Constant),
             ("PSEUDO_VAR", Name.Builtin.Pseudo),
         )
-        rules += [((Name,), new, frozenset(getattr(lexer, words))) for words, new in lists]
-    return [rule for rule in rules if rule[2]]
+    return [rule for rule in found if rule[2]]
 
 
-def retyped(texts: list[str], types: list[_TokenType], rules: list[Retype]) -> list[_TokenType]:
-    """``types`` (in place) as ``rules`` leave them, each applied to what the ones before gave.
+def _word_lists(lexer: Lexer, *lists: tuple[str, _TokenType]) -> list[Retype]:
+    """``Name`` retyped by the lexer's word lists (attributes), the first list holding a name deciding."""
+    return [((Name,), new, frozenset(getattr(lexer, words))) for words, new in lists]
+
+
+def retyped(texts: list[str], types: list[_TokenType], table: Retyping) -> list[_TokenType]:
+    """``types`` (in place) as the composed retyping ``table`` leaves them, in one pass.
 
     Example:
-        >>> retyped(["x", "size_t"], [Name, Name], [((Name,), Keyword.Type, {"size_t"})])
+        >>> retyped(["x", "size_t"], [Name, Name], {Name: {"size_t": Keyword.Type}})
         [Token.Name, Token.Keyword.Type]
     """
-    for old, new, names in rules:
-        types[:] = [new if t in old and v in names else t for v, t in zip(texts, types, strict=True)]
+    types[:] = [table[t].get(v, t) if t in table else t for v, t in zip(texts, types, strict=True)]
     return types
 
 
 def start(lexer: Lexer) -> tuple[str, ...]:
     """The state stack ``lexer``'s loop starts from: PHP's ``startinline`` starts in ``php``."""
-    from pygments.lexers.php import PhpLexer
-
-    return ("root", "php") if isinstance(lexer, PhpLexer) and lexer.startinline else ("root",)
+    return ("root", "php") if isinstance(lexer, _classes().php) and lexer.startinline else ("root",)
