@@ -12,7 +12,7 @@ from pygments.lexers import get_lexer_by_name
 
 from minhashdup.source.fastlex import FastLexer, supported
 from minhashdup.source.fastlex.blanks import blank_only
-from minhashdup.source.fastlex.states import without_groups
+from minhashdup.source.fastlex.groups import without_groups
 from minhashdup.source.patterns import first_chars, parser
 from minhashdup.source.significant import (
     significant_tokens,

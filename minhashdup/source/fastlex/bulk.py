@@ -37,7 +37,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from minhashdup.source.fastlex.apart import ZERO_WIDTH, ascii_start
-from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind, group_opens, without_groups
+from minhashdup.source.fastlex.groups import group_opens, without_groups
+from minhashdup.source.fastlex.states import Plan, Source, State, States, _fast_kind
 from minhashdup.source.patterns import ASCII, SPACES, embeddable, first_chars, may_start
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK
 

@@ -2,7 +2,7 @@
 
 Each rule becomes an alternative wrapped in its own group, in pygments' order; ``m.lastindex``
 (the wrapper closes last) names the rule that fired. The rule's own groups are made
-non-capturing where that is sure to keep its meaning (:func:`without_groups`): each group
+non-capturing where that is sure to keep its meaning (:func:`.groups.without_groups`): each group
 costs the regex engine marks to save and the match object room, and only a callback rule
 needs them, which matches again with its own pattern. The first characters of each rule (and
 whether it can match empty) narrow the pattern tried at a position.
@@ -24,6 +24,7 @@ from pygments.token import Text, _TokenType
 
 from minhashdup.source.fastlex.apart import apart_starts
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
+from minhashdup.source.fastlex.groups import without_groups
 from minhashdup.source.patterns import (
     ASCII,
     embeddable,
@@ -351,50 +352,3 @@ def _fast_kind(plan: Plan, source: Source) -> int:
     if plan.kind == KEEP_UNLESS_BLANK and source.blank:
         return DROP  # a Text rule that matches whitespace only: its text is always dropped
     return plan.kind
-
-
-def group_opens(source: str) -> list[int]:
-    """Where each capturing group of a pattern's text opens, in order (escapes and sets passed over).
-
-    Example:
-        >>> group_opens(r"(a)[(]\\((?:b)(c)")
-        [0, 13]
-    """
-    opens, i = [], 0
-    while i < len(source):
-        c = source[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            j = i + 1
-            j += source.startswith("^", j)
-            j += source.startswith("]", j)
-            while j < len(source) and source[j] != "]":
-                j += 2 if source[j] == "\\" else 1
-            i = j + 1
-            continue
-        if c == "(" and not source.startswith("?", i + 1):
-            opens.append(i)
-        i += 1
-    return opens
-
-
-def without_groups(source: str, flags: int) -> str | None:
-    """``source`` with each capturing group made non-capturing, or ``None`` where unsure.
-
-    Example:
-        >>> without_groups(r"//(.*?)$|[(]\\(", 0)
-        '//(?:.*?)$|[(]\\\\('
-    """
-    if flags & re.VERBOSE or "(?#" in source or "(?x" in source or "(?P" in source:
-        return None  # comments and verbose spacing could hide brackets
-    out, last = [], 0
-    for at in group_opens(source):
-        out += [source[last:at], "(?:"]
-        last = at + 1
-    text = "".join(out) + source[last:]
-    try:
-        return text if re.compile(text, flags).groups == 0 else None
-    except re.error:
-        return None
