@@ -247,6 +247,8 @@ FRAGMENTS = {
         "switch (x) { case 1 -> y; }",
         "/** doc */",
         "}",
+        "x y\n z\n",  # words over lines: the method rule reads across them (.guard)
+        "int f (",
     ],
     "javascript": [
         "const f = async (a, ...b) => {",

@@ -65,8 +65,8 @@ def of_root(states: States) -> Whole | None:
 def whole(state: State) -> Whole | None:
     """The one-call lex of texts from ``state`` (the lexer's root), or ``None`` where the module
     docstring's conditions do not all hold."""
-    if state.joined is None or state.apart:
-        return None
+    if state.joined is None or state.apart or any(source.guard is not None for source in state.sources):
+        return None  # (a guarded rule's attempts need the scan's guard: .guard)
     rules: list[_Rule] = []
     for plan, source in zip(state.sequential, state.sources, strict=True):
         rule = _rule(plan, source, state)

@@ -15,7 +15,7 @@ from pygments.token import Error, _TokenType
 
 from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.splice import DONE, NEVER, Splice
-from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, TYPED, Joined, Plan, States
+from minhashdup.source.fastlex.states import AGAIN, CALLBACK, MOVES, SIGNAL, TYPED, Joined, Plan, States
 from minhashdup.source.significant import DROP, KEEP, KEEP_UNLESS_BLANK, kept
 
 #: Records a kept token's offset and type (see :func:`tracker`).
@@ -133,6 +133,8 @@ def _step(
         (m, plan), group = _first_rule(states[stack[-1]].sequential, text, pos), 0
     else:
         m, plan, group = found
+        if plan is not None and plan.kind == SIGNAL:  # a long run before a guarded rule (.guard)
+            m, plan, group = plan.action(text, pos)
     if plan is None or m is None:
         if pos >= len(text):
             return None

@@ -25,6 +25,7 @@ from pygments.token import Text, _TokenType
 from minhashdup.source.fastlex.apart import apart_starts
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
 from minhashdup.source.fastlex.groups import without_groups
+from minhashdup.source.fastlex.guard import Guard, Resolver, guard_of
 from minhashdup.source.patterns import (
     ASCII,
     embeddable,
@@ -41,6 +42,7 @@ Rule = tuple[Callable[..., Any], Any, Any]  # (pattern.match, action, new_state)
 Starts = tuple[set[int] | None, bool]  # ASCII first characters (None: any), and whether it can match empty
 
 CALLBACK = max(DROP, KEEP, KEEP_UNLESS_BLANK) + 1  # a rule whose callback yields the tokens
+SIGNAL = CALLBACK + 1  # not a rule: a guard's signal (.guard); its action, the Resolver
 _SPACES = {c for c in range(ASCII) if chr(c).isspace()}
 _WARM_UP = 64  # positions starting with a character before its narrowed pattern is compiled
 
@@ -164,6 +166,7 @@ class Source:
     blank: bool  # it matches whitespace only: dropped, whatever its type
     ends_line: bool = True  # its match may end with a line end (see .blanks)
     alone: bool = False  # it cannot be joined: tried by itself (.apart)
+    guard: Guard | None = None  # it may read far where it fails: a run's closer tells (.guard)
 
 
 @dataclasses.dataclass
@@ -301,10 +304,14 @@ def join(rules: list[Rule], flags: int) -> State:
         blank = blank_only(parsed)
         if blank:  # whitespace only: it starts with a space (first_chars gives up on [^\S\n])
             chars = _SPACES if chars is None else chars & _SPACES
-        source = Source(text, groups, (chars, nullable), blank, may_end_with(parsed, 10, parsed.state.flags))
+        ends_line = may_end_with(parsed, 10, parsed.state.flags)
+        source = Source(text, groups, (chars, nullable), blank, ends_line, guard=guard_of(parsed, parsed.state.flags))
         sources.append(source)
-        guard = (text if groups == 0 else without_groups(text, flags)) if line_anchored(parsed) else None
-        facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern, guard))
+        # An anchored rule asked in a blank-line tail (.blanks) is asked at each line start: not
+        # one that may read far (.guard), where the guard's run, not the regex, must answer.
+        anchored = line_anchored(parsed) and source.guard is None
+        bare = (text if groups == 0 else without_groups(text, flags)) if anchored else None
+        facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern, bare))
     taken = blanks(facts)
     everything = compile_joined(plans, sources, [i for i, s in enumerate(sources) if not s.alone], flags, taken)
     if everything is None:
@@ -313,17 +320,26 @@ def join(rules: list[Rule], flags: int) -> State:
 
 
 def compile_joined(
-    plans: list[Plan], sources: list[Source], chosen: list[int], flags: int, taken: Blanks = NONE
+    plans: list[Plan], sources: list[Source], chosen: list[int], flags: int, taken: Blanks = NONE, quiet: bool = False
 ) -> Joined | None:
     """Join the chosen rules, in order, each in a wrapper group (a fast one followed by the
-    whitespace ``taken``, see :mod:`.blanks`); ``None`` if that fails."""
+    whitespace ``taken``, see :mod:`.blanks`), a guarded rule after its signal (:mod:`.guard`;
+    ``quiet``: signals that never match); ``None`` if that fails."""
     if not chosen:
         return Joined(_NOTHING, [None], [SLOW])
     by_group: list[Plan | None] = [None]
     fast = [SLOW]
     parts: list[tuple[list[str], str]] = []
-    for i in chosen:
+    guards: list[tuple[int, Guard]] = []
+    signals: list[int] = []  # the signals' groups
+    for number, i in enumerate(chosen):
         plan, source = plans[i], sources[i]
+        if source.guard is not None:
+            guards.append((number, source.guard))
+            signals.append(len(by_group))
+            by_group.append(None)  # the signal's plan, set below
+            fast.append(SLOW)
+            parts.append(([f"({'(?!)' if quiet else source.guard.signal})"], ""))
         kind = _fast_kind(plan, source)
         by_group += [plan] + [None] * source.groups
         moves = kind == SLOW and plan.by_groups is None and plan.kind in (DROP, KEEP, KEEP_UNLESS_BLANK)
@@ -342,6 +358,20 @@ def compile_joined(
         return None
     if joined.groups != len(by_group) - 1:
         return None
+    if guards and not quiet:
+
+        def without(dead: frozenset[int]) -> Callable[..., Any]:  # silenced, and the dead never match
+            kept = list(sources)
+            for number, i in enumerate(chosen):
+                if number in dead:
+                    kept[i] = dataclasses.replace(kept[i], text=f"(?!)(?:{kept[i].text})")
+            other = compile_joined(plans, kept, chosen, flags, taken, quiet=True)
+            assert other is not None  # the same alternatives compiled once already
+            return other.match
+
+        signal = Plan(_NOTHING, Resolver(guards, without, by_group), None, SIGNAL)
+        for group in signals:
+            by_group[group] = signal
     return Joined(joined.match, by_group, fast)
 
 
