@@ -250,6 +250,21 @@ FRAGMENTS = {
         "x y\n z\n",  # words over lines: the method rule reads across them (.guard)
         "int f (",
     ],
+    "csharp": [
+        "using System.Linq;",
+        "namespace A.B {",
+        "public static async Task<int> Run(string[] args) {",
+        "  int[] xs = new int[] { 1, 2 };",
+        '[Obsolete("x")]',
+        '@"verbatim ""q"""',
+        '$"i {x + 1} n"',
+        "var q = from c in xs where c > 1 select c;",
+        "#region r\n",
+        "/// <summary>doc</summary>\n",
+        "  x\n  y\n",  # words over lines before no '(': the anchored method rule (.guard)
+        "  void M (",
+        "}",
+    ],
     "javascript": [
         "const f = async (a, ...b) => {",
         "let x = `t ${a + `n${b}`} e`;",
@@ -412,7 +427,7 @@ def test_rules_without_groups_match_the_same_text(name: str, data: st.DataObject
     pieces = st.sampled_from(FRAGMENTS[name] + JUNK)
     text = "".join(data.draw(st.lists(pieces, max_size=12), label="pieces"))
     lexer = _lexer(name)
-    for rules in type(lexer)._tokens.values():
+    for rules in lexer._tokens.values():
         for rexmatch, _, _ in rules:
             pattern = rexmatch.__self__
             bare = without_groups(pattern.pattern, pattern.flags)

@@ -77,7 +77,7 @@ def _words(data: st.DataObject, closers: str) -> str:
     return " ".join(pieces) + "\n"
 
 
-@pytest.mark.parametrize("name", ["java"])
+@pytest.mark.parametrize("name", ["java", "csharp"])
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_long_runs_of_words_lex_as_pygments_does(name: str, data: st.DataObject) -> None:
@@ -86,7 +86,7 @@ def test_long_runs_of_words_lex_as_pygments_does(name: str, data: st.DataObject)
     assert FastLexer(lexer).significant_tokens_with_types(text) == token_texts_with_types(lexer, text)
 
 
-@pytest.mark.parametrize("name", ["java"])
+@pytest.mark.parametrize("name", ["java", "csharp"])
 def test_one_word_per_line_costs_the_guard_few_reads(name: str) -> None:
     # 10,000 lines of one word, no '(' anywhere: unguarded, each word starts an attempt reading
     # to the end of the file (quadratic; 80 KB of C# took a whole lex timeout). The guard reads

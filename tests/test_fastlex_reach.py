@@ -90,7 +90,7 @@ def test_go_takes_stretches_between_differences() -> None:
     assert "go" in FRAGMENTS and _fast("go").reach is not None
 
 
-@pytest.mark.parametrize("name", ["java"])
+@pytest.mark.parametrize("name", ["java", "csharp"])
 def test_lexers_with_a_guarded_rule_are_not_spliced(name: str) -> None:
     # A signal's empty match (.guard) is not a token a record could compare: no splice at all.
     fast = _fast(name)

@@ -51,7 +51,7 @@ class FastLexer:
         if not supported(type(lexer)):
             raise TypeError(f"{type(lexer).__name__} is not a plain RegexLexer")
         self.lexer = lexer
-        tokendefs: dict[str, list[Rule]] = type(lexer)._tokens
+        tokendefs: dict[str, list[Rule]] = lexer._tokens
         self.states = States(tokendefs, type(lexer).flags)
         self.retype = vetted.retyping(lexer)
         self.start = vetted.start(lexer)
@@ -110,7 +110,7 @@ class FastLexer:
     def behind(self) -> int | None:
         """How far back this lexer's patterns read, when a tail may be taken from a base
         (:func:`.splice.spliceable`); ``None`` when it may not (nor from a stack but ``root``)."""
-        tokendefs = type(self.lexer)._tokens
+        tokendefs = self.lexer._tokens
         if self.start != ("root",) or guard.guarded(tokendefs):
             return None
         return spliceable(tokendefs, every_plan(tokendefs))
@@ -121,7 +121,7 @@ class FastLexer:
         stretches a text shares with its base before their shared tail; ``None`` when not."""
         if self.behind is None:
             return None
-        tokendefs = type(self.lexer)._tokens
+        tokendefs = self.lexer._tokens
         try:
             return Reach([rexmatch.__self__ for rules in tokendefs.values() for rexmatch, _, _ in rules])
         except Exception:  # a pattern this cannot bound (or build again): the tail alone
