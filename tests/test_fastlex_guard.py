@@ -16,7 +16,7 @@ from pygments.lexers import get_lexer_by_name
 from minhashdup.source.fastlex import FastLexer
 from minhashdup.source.fastlex.guard import SIGNAL_RUN, Guard, guard_of, guarded
 from minhashdup.source.patterns import parser
-from minhashdup.source.tokens import token_texts_with_types
+from minhashdup.source.significant import significant_tokens_with_types
 
 DECLARATION = r"((?:[a-z]+\s+)+?)([a-z]+)(\s*)(\()"  # the shape of Java's method rule, smaller
 
@@ -70,7 +70,7 @@ def test_a_guard_never_rules_out_a_match(text: str, positions: list[int]) -> Non
 def _words(data: st.DataObject, closers: str) -> str:
     """A long run of words over lines and spaces (often longer than the signal's run), with
     now and then a character that closes or breaks it."""
-    word = st.sampled_from(["int", "x", "$y", "a.b", "List<T>", "c[]", "_9"])
+    word = st.sampled_from(["int", "x", "$y", "a.b", "List<T>", "c[]", "_9", "record", "Foo", "main", "@A", "1"])
     space = st.sampled_from([" ", "\n", "  ", "\n    ", "\t"])
     other = st.sampled_from(list(closers))
     pieces = data.draw(st.lists(st.one_of(word, word, word, space, space, other), max_size=160))
@@ -83,7 +83,53 @@ def _words(data: st.DataObject, closers: str) -> str:
 def test_long_runs_of_words_lex_as_pygments_does(name: str, data: st.DataObject) -> None:
     lexer = get_lexer_by_name(name, stripnl=False, ensurenl=True)
     text = _words(data, "(;{}=)")
-    assert FastLexer(lexer).significant_tokens_with_types(text) == token_texts_with_types(lexer, text)
+    assert FastLexer(lexer).significant_tokens_with_types(text) == significant_tokens_with_types(lexer, text)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # The rule matches after a long run (its closer follows): the guard must say so. Taken
+        # by the rule, `record` is a keyword and `Foo` a class name; by the rules after it, names.
+        ("java", "y = record Foo " + "w " * 40 + "main (x)\n"),
+        ("csharp", "  public static " + "w\n  " * 40 + "Main (x) {}\n"),
+        # The run ends at a closer that does not close a declaration: the rule fails everywhere.
+        ("java", "    w\n" * 40 + "1(\n"),
+        ("csharp", "    w\n" * 40 + "a. (\n"),
+    ],
+)
+def test_the_rule_after_a_long_run_is_pygments_own(name: str, text: str) -> None:
+    lexer = get_lexer_by_name(name, stripnl=False, ensurenl=True)
+    assert FastLexer(lexer).significant_tokens_with_types(text) == significant_tokens_with_types(lexer, text)
+
+
+def test_a_guard_interrupted_while_measuring_remembers_nothing_of_that_text() -> None:
+    # A --lex-timeout fires inside regex calls: the run measured for one text must never be
+    # taken for another's.
+    guard = _guard(DECLARATION)
+    assert guard is not None
+    measure = guard.run
+    assert guard.live("a b\nc d;", 0) is False
+    text = "int f (x)"
+
+    def interrupted(text: str, pos: int) -> Any:
+        raise TimeoutError
+
+    guard.run = interrupted
+    with pytest.raises(TimeoutError):
+        guard.live(text, 0)
+    guard.run = measure
+    assert guard.live(text, 0) is True
+
+
+@pytest.mark.parametrize("name", ["java", "csharp"])
+def test_guards_let_go_of_the_texts_lexed_and_blank_lines_keep_their_tail(name: str) -> None:
+    fast = FastLexer(get_lexer_by_name(name, stripnl=False, ensurenl=True))
+    fast.significant_tokens("class A {\n" + "    int x\n" * 100 + "}\n")
+    assert fast.states.guards and all(g.text is None and not g.others for g in fast.states.guards)
+    # C#'s method rule is anchored: a blank-line tail asks its opening (.guard.opening), not
+    # the rule, which would read a run of words to its end at each line start.
+    assert fast.states["root"].taken.across
 
 
 @pytest.mark.parametrize("name", ["java", "csharp"])

@@ -33,7 +33,7 @@ from pygments.token import _TokenType
 from minhashdup.source.fastlex import guard, vetted
 from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.reach import Reach
-from minhashdup.source.fastlex.scan import scan, tracker
+from minhashdup.source.fastlex.scan import At, scan, tracker
 from minhashdup.source.fastlex.splice import Copy, Lexed, Splice, spliceable
 from minhashdup.source.fastlex.states import Rule, States, every_plan
 
@@ -62,7 +62,7 @@ class FastLexer:
         Per rule the drop decision is made once (comment, whitespace, or whitespace-only
         text), so a dropped token costs one regex call and no tuple.
         """
-        return scan(self.lexer, self.states, self.lexer._preprocess_lexer_input(text), None, self.start)
+        return self._scan(self.lexer._preprocess_lexer_input(text), None)
 
     def significant_tokens_after(
         self,
@@ -83,13 +83,13 @@ class FastLexer:
         at = None if types is None else tracker(None, types)
         lexed = None
         if self.behind is None:
-            tokens = scan(self.lexer, self.states, text, at, self.start)
+            tokens = self._scan(text, at)
         else:
             if types is not None and base is not None and base.types is None:
                 base = None
             splice = Splice(text, base, self.behind, record, self.reach, types, copies)
             try:
-                tokens = scan(self.lexer, self.states, text, at, splice=splice)
+                tokens = self._scan(text, at, splice)
             finally:  # the lex recorded is done, or stopped (a deadline): not kept alive with its base
                 if self.reach is not None:
                     self.reach.current = None
@@ -130,9 +130,7 @@ class FastLexer:
     def significant_tokens_with_types(self, text: str) -> tuple[list[str], list[_TokenType]]:
         """:meth:`significant_tokens` and the pygments type of each kept token."""
         types: list[_TokenType] = []
-        texts = scan(
-            self.lexer, self.states, self.lexer._preprocess_lexer_input(text), tracker(None, types), self.start
-        )
+        texts = self._scan(self.lexer._preprocess_lexer_input(text), tracker(None, types))
         return texts, self._retyped(texts, types)
 
     def significant_tokens_with_lines(self, text: str) -> tuple[list[str], list[int]]:
@@ -145,6 +143,14 @@ class FastLexer:
         texts, lines = self._with_lines(text, types)
         return texts, lines, self._retyped(texts, types)
 
+    def _scan(self, text: str, at: At | None, splice: Splice | None = None) -> list[str]:
+        """The scan of a whole text (:func:`.scan.scan`); after it, the guards' memory of the
+        runs they measured (:mod:`.guard`) is let go: it holds the texts lexed."""
+        try:
+            return scan(self.lexer, self.states, text, at, self.start, splice)
+        finally:
+            self.states.forget()
+
     def _retyped(self, texts: list[str], types: list[_TokenType]) -> list[_TokenType]:
         """``types`` as the lexer's own loop gives them (:mod:`.vetted`): C's ``size_t`` is
         ``Keyword.Type`` there, and normalisation keeps keywords' text."""
@@ -154,7 +160,7 @@ class FastLexer:
         """The kept tokens and the 1-based line of each; with ``types``, their types appended to it."""
         text = self.lexer._preprocess_lexer_input(text)  # newlines made LF: offsets count those
         starts: list[int] = []
-        tokens = scan(self.lexer, self.states, text, tracker(starts, types), self.start)
+        tokens = self._scan(text, tracker(starts, types))
         newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 10)
         return tokens, (np.searchsorted(newlines, np.asarray(starts, dtype=np.int64)) + 1).tolist()
 

@@ -34,11 +34,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.source.patterns import compiler, embeddable, inner_flags, parser, scoped
+from minhashdup.source.patterns import ASCII, compiler, embeddable, first_chars, inner_flags, parser, run_then, scoped
 
 _ATOMS = ("LITERAL", "NOT_LITERAL", "IN")
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 _ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
+#: A run of the atoms gives up nothing: possessive where Python has it (3.11), else greedy
+#: (the same match: nothing after the run could make it shorter), which keeps each step's state.
+_RUN = getattr(parser, "POSSESSIVE_REPEAT", parser.MAX_REPEAT)
 _SPACES = (" ", "\t", "\n")
 _PROBES = ("a", "x", "_", "0")  # word characters: a repeat taking one and whitespace crosses words
 
@@ -72,14 +75,20 @@ class Guard:
                     self.others.clear()
                 self.others[id(self.text)] = (self.text, self.start, self.end, self.alive)
             kept = self.others.pop(id(text), None)
-            self.text = text
+            self.text, self.start, self.end = text, 0, 0  # nothing known of it yet
             if kept is not None and kept[0] is text and kept[1] <= pos < kept[2]:
                 _, self.start, self.end, self.alive = kept
                 return self.alive
-        end = self.run(text, pos).end()
-        self.start, self.end = pos, end
-        self.alive = end < len(text) and text[end] == self.closer
-        return self.alive
+        end = self.run(text, pos).end()  # may be interrupted (a deadline): nothing set before it ends
+        alive = end < len(text) and text[end] == self.closer
+        self.start, self.end, self.alive = pos, end, alive
+        return alive
+
+    def forget(self) -> None:
+        """Let go of the texts remembered (the scan of a whole text is over)."""
+        self.text = None
+        self.start = self.end = 0
+        self.others.clear()
 
 
 def guard_of(items: Any, flags: int) -> Guard | None:
@@ -181,8 +190,9 @@ def _atoms(items: Any, flags: int) -> list[tuple[Any, Any, int]]:
     return out
 
 
-def _compiled(atoms: list[tuple[Any, Any, int]], flags: int, possessive: bool) -> re.Pattern[str]:
-    """The atoms as one pattern: any one of them (``possessive``: a possessive run of them)."""
+def _compiled(atoms: list[tuple[Any, Any, int]], flags: int, run: bool) -> re.Pattern[str]:
+    """The atoms as one pattern: any one of them (``run``: a greedy run of them, whose match
+    nothing after it can shorten: the first character none of them takes ends it)."""
     state = parser.State()
     state.flags = flags
     branches = []
@@ -191,13 +201,13 @@ def _compiled(atoms: list[tuple[Any, Any, int]], flags: int, possessive: bool) -
             raise _GiveUp("flags")
         branches.append(parser.SubPattern(state, [(op, arg)]))
     one: list[Any] = [(parser.BRANCH, (None, branches))]
-    if possessive:
-        one = [(parser.POSSESSIVE_REPEAT, (0, parser.MAXREPEAT, parser.SubPattern(state, one)))]
+    if run:
+        one = [(_RUN, (0, parser.MAXREPEAT, parser.SubPattern(state, one)))]
     return compiler.compile(parser.SubPattern(state, one), flags)  # type: ignore[no-any-return]
 
 
 def _run(atoms: list[tuple[Any, Any, int]], flags: int) -> re.Pattern[str]:
-    return _compiled(atoms, flags, possessive=True)
+    return _compiled(atoms, flags, run=True)
 
 
 def _crosses(body: list[tuple[Any, Any, int]], flags: int) -> bool:
@@ -205,7 +215,7 @@ def _crosses(body: list[tuple[Any, Any, int]], flags: int) -> bool:
     crosses words."""
     if not body:
         return False
-    one = _compiled(body, flags, possessive=False)
+    one = _compiled(body, flags, run=False)
     return any(one.fullmatch(c) for c in _SPACES) and any(one.fullmatch(c) for c in _PROBES)
 
 
@@ -229,6 +239,12 @@ def _signal(atoms: list[tuple[Any, Any, int]]) -> str | None:
     """The signal's look-ahead: :data:`SIGNAL_RUN` characters of one set holding every character
     the atoms match (a negated set by a category it lies within); ``None`` where one cannot be
     written so."""
+    inside = _class(atoms)
+    return None if inside is None else f"(?={inside}{{{SIGNAL_RUN}}})"
+
+
+def _class(atoms: list[tuple[Any, Any, int]]) -> str | None:
+    """One set, as text, holding every character the atoms match (see :func:`_signal`)."""
     inside: list[str] = []
     for op, arg, _ in atoms:
         name = str(op)
@@ -251,7 +267,7 @@ def _signal(atoms: list[tuple[Any, Any, int]]) -> str | None:
                     inside.append(_CATEGORIES[str(a)])
                 else:
                     return None
-    return f"(?=[{''.join(dict.fromkeys(inside))}]{{{SIGNAL_RUN}}})"
+    return f"[{''.join(dict.fromkeys(inside))}]"
 
 
 def _escape(code: int) -> str:
@@ -282,3 +298,33 @@ class Resolver:
         if m is None:
             return None, None, 0
         return m, self.plans[m.lastindex], m.lastindex
+
+
+def opening(items: Any, flags: int) -> str | None:
+    """For a rule anchored at a line's start as ``^``, a greedy run of one set and a rest (see
+    :func:`.patterns.run_then`): a pattern matching wherever the rule matches, reading no
+    further than the run and one character: ``^``, the run, and a look-ahead for a character
+    the rest may start with. A blank-line tail (:mod:`.blanks`) asks it in the rule's place:
+    where it does not match, neither does the rule; where it does, no tail is taken (the rule
+    itself, asked at each line start of a run of words, would read to the run's end).
+    ``None`` for another shape, or a rest that may start with any ASCII character or match empty.
+
+    Example:
+        >>> print(opening(parser.parse(r"^([ \\t]*)((?:[ab]+\\s+)+?)([ab]+)(\\()", re.M), re.M))
+        ^[\\x20\\x09]*(?=[\\x61\\x62]|[^\\x00-\\x7f])
+    """
+    shape = run_then(items, flags)
+    if shape is None:
+        return None
+    chars, nullable = first_chars(shape[1], flags)
+    sequence = _sequence(list(items), flags)  # ^, the run, ...: the shape run_then read
+    if len(sequence) < 2 or str(sequence[1][0]) not in _REPEATS:
+        return None
+    try:
+        run = _class(_atoms(sequence[1][1][2], flags))
+    except _GiveUp:
+        return None
+    if chars is None or nullable or run is None:
+        return None
+    starts = "".join(_escape(c) for c in sorted(chars) if c < ASCII)
+    return f"^{run}*(?=[{starts}]|[^\\x00-\\x7f])"

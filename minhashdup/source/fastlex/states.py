@@ -25,7 +25,7 @@ from pygments.token import Text, _TokenType
 from minhashdup.source.fastlex.apart import apart_starts
 from minhashdup.source.fastlex.blanks import NONE, Blanks, Facts, blank_only, blanks
 from minhashdup.source.fastlex.groups import without_groups
-from minhashdup.source.fastlex.guard import Guard, Resolver, guard_of
+from minhashdup.source.fastlex.guard import Guard, Resolver, guard_of, opening
 from minhashdup.source.patterns import (
     ASCII,
     embeddable,
@@ -262,6 +262,7 @@ class States(dict[str, State]):
         #: The one-call lex from ``root`` where the root state allows it (:func:`.bulk.of_root`
         #: sets it, ``None`` if not), once it was looked for.
         self.whole: tuple[Callable[[str], list[str]] | None] | None = None
+        self.guards: list[Guard] = []  # of the states joined so far (.guard)
 
     def __missing__(self, name: str) -> State:
         rules = self.tokendefs[name]
@@ -269,8 +270,14 @@ class States(dict[str, State]):
             state = join(rules, self.flags)
         except Exception:  # rules our analysis trips on: run them one by one, as pygments does
             state = State([_plan(rule) for rule in rules], None, [])
+        self.guards += [source.guard for source in state.sources if source.guard is not None]
         self[name] = state
         return state
+
+    def forget(self) -> None:
+        """The guards let go of the texts they remember (a whole text's scan is over)."""
+        for guard in self.guards:
+            guard.forget()
 
 
 def join(rules: list[Rule], flags: int) -> State:
@@ -307,10 +314,14 @@ def join(rules: list[Rule], flags: int) -> State:
         ends_line = may_end_with(parsed, 10, parsed.state.flags)
         source = Source(text, groups, (chars, nullable), blank, ends_line, guard=guard_of(parsed, parsed.state.flags))
         sources.append(source)
-        # An anchored rule asked in a blank-line tail (.blanks) is asked at each line start: not
-        # one that may read far (.guard), where the guard's run, not the regex, must answer.
-        anchored = line_anchored(parsed) and source.guard is None
-        bare = (text if groups == 0 else without_groups(text, flags)) if anchored else None
+        # A blank-line tail (.blanks) asks an anchored rule at line starts; one that may read far
+        # (.guard) is asked by its opening there: it matches wherever the rule does.
+        if not line_anchored(parsed):
+            bare = None
+        elif source.guard is not None:
+            bare = opening(parsed, parsed.state.flags)
+        else:
+            bare = text if groups == 0 else without_groups(text, flags)
         facts.append(Facts(_fast_kind(plan, source), blank, source.starts, parsed, pattern, bare))
     taken = blanks(facts)
     everything = compile_joined(plans, sources, [i for i, s in enumerate(sources) if not s.alone], flags, taken)
