@@ -30,7 +30,7 @@ import numpy as np
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import _TokenType
 
-from minhashdup.source.fastlex import guard, vetted
+from minhashdup.source.fastlex import vetted
 from minhashdup.source.fastlex.bulk import of_root
 from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import At, scan, tracker
@@ -110,9 +110,9 @@ class FastLexer:
     def behind(self) -> int | None:
         """How far back this lexer's patterns read, when a tail may be taken from a base
         (:func:`.splice.spliceable`); ``None`` when it may not (nor from a stack but ``root``)."""
-        tokendefs = self.lexer._tokens
-        if self.start != ("root",) or guard.guarded(tokendefs):
+        if self.start != ("root",):
             return None
+        tokendefs = self.lexer._tokens
         return spliceable(tokendefs, every_plan(tokendefs))
 
     @functools.cached_property

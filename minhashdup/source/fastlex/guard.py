@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from minhashdup.source.patterns import ASCII, compiler, embeddable, first_chars, inner_flags, parser, run_then, scoped
+from minhashdup.source.patterns import ASCII, compiler, first_chars, inner_flags, parser, run_then
 
 _ATOMS = ("LITERAL", "NOT_LITERAL", "IN")
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
@@ -124,34 +124,6 @@ def guard_of(items: Any, flags: int) -> Guard | None:
     except _GiveUp:
         return None
     return None
-
-
-_GUARDED: dict[int, tuple[dict[str, list[Any]], bool]] = {}  # by the tokendefs' id (kept alive)
-
-
-def guarded(tokendefs: dict[str, list[Any]]) -> bool:
-    """Whether a rule of the lexer's states has a guard: its lexes are not spliced (a splice
-    records and tries again the joined patterns' matches, where a signal is not a token).
-    Remembered per lexer class (per variant, where its options choose the rules)."""
-    known = _GUARDED.get(id(tokendefs))
-    if known is None or known[0] is not tokendefs:
-        known = _GUARDED[id(tokendefs)] = (tokendefs, _guarded(tokendefs))
-    return known[1]
-
-
-def _guarded(tokendefs: dict[str, list[Any]]) -> bool:
-    for rules in tokendefs.values():
-        for rexmatch, _, _ in rules:
-            pattern = getattr(rexmatch, "__self__", None)
-            text = (
-                scoped(pattern.pattern)
-                if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str)
-                else None
-            )
-            parsed = None if text is None else embeddable(text, pattern.flags)  # type: ignore[union-attr]
-            if parsed is not None and guard_of(parsed, parsed.state.flags) is not None:
-                return True
-    return False
 
 
 def _sequence(items: list[Any], flags: int) -> list[tuple[Any, Any, int]]:

@@ -32,6 +32,7 @@ import itertools
 import re
 from typing import Any, cast
 
+from minhashdup.source.fastlex.guard import guard_of
 from minhashdup.source.patterns import parser as sre_parse  # its node codes too, as sre_parse has them
 
 #: Characters between two recorded positions of a lex (at most this many past the start of the
@@ -96,7 +97,7 @@ def spliceable(tokendefs: dict[str, list[Any]], plans: list[Any]) -> int | None:
     """The lookbehind of a lexer whose tails may be taken from a base (the most any of its
     rules' patterns reads before its position), or ``None`` when they may not: a rule with a
     callback that is not ``bygroups``/``using(this)`` of token types (``plans``: every rule's
-    :class:`.states.Plan`), or a pattern this cannot parse."""
+    :class:`.states.Plan`), a rule with a guard (:mod:`.guard`), or a pattern this cannot parse."""
     from minhashdup.source.fastlex.states import AGAIN, CALLBACK, TYPED
 
     for plan in plans:
@@ -110,9 +111,12 @@ def spliceable(tokendefs: dict[str, list[Any]], plans: list[Any]) -> int | None:
             if not isinstance(compiled, re.Pattern) or not isinstance(compiled.pattern, str):
                 return None
             try:
-                most = max(most, lookbehind(sre_parse.parse(compiled.pattern, compiled.flags)))
+                parsed = sre_parse.parse(compiled.pattern, compiled.flags)
             except Exception:  # a pattern the parser of this Python reads otherwise: no splice
                 return None
+            if guard_of(parsed, parsed.state.flags) is not None:
+                return None  # its signal's empty match is no token a record could compare (.guard)
+            most = max(most, lookbehind(parsed))
     return most
 
 
