@@ -19,25 +19,25 @@ Example:
 
 # No "from __future__ import ...": it imports the module __future__, which python -m would
 # find in the current folder before _pathguard drops it (annotations are quoted instead).
-from minhashdup import _pathguard  # noqa: F401  (first: python -m's folder leaves sys.path)
+from minhashdup._pathguard import collector_paused  # first: python -m's folder leaves sys.path
 
-# isort: split
-import dataclasses
-import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+with collector_paused():  # objects made once, for the process's life
+    import dataclasses
+    import warnings
+    from collections.abc import Callable
+    from typing import TYPE_CHECKING, Any, TextIO
 
-from minhashdup._version import __version__
-from minhashdup.ci import review as _review
-from minhashdup.ci.review import Review
-from minhashdup.config import Config, usable_cores
-from minhashdup.core.limits import REPEATS
-from minhashdup.engine import pipeline as _pipeline
-from minhashdup.engine.pipeline import collect
-from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
-from minhashdup.report import TABLE_LIMIT
-from minhashdup.result import Cluster, Pair, Result, Stats
-from minhashdup.source.paths import Dataset, PathArg, PathsArg, path_list
+    from minhashdup._version import __version__
+    from minhashdup.ci import review as _review
+    from minhashdup.ci.review import Review
+    from minhashdup.config import Config, usable_cores
+    from minhashdup.core.limits import REPEATS
+    from minhashdup.engine import pipeline as _pipeline
+    from minhashdup.engine.pipeline import collect
+    from minhashdup.errors import ConfigError, ExitCode, InputPathError, MinhashdupError, check_whole
+    from minhashdup.report import TABLE_LIMIT
+    from minhashdup.result import Cluster, Pair, Result, Stats
+    from minhashdup.source.paths import Dataset, PathArg, PathsArg, path_list
 
 if TYPE_CHECKING:
     from minhashdup.analysis.compare import Comparison

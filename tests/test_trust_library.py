@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,18 @@ def test_a_baseline_that_cannot_be_written_fails_before_the_scan(
     with pytest.raises(BaselineError, match=r"reports is a link inside the tree scanned"):
         minhashdup.scan(".", write_baseline="reports/b.json")
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("before", ["pass", "gc.disable()", "gc.freeze()", "gc.set_threshold(5, 3, 2)"])
+def test_importing_the_library_leaves_the_garbage_collector_as_it_was(before: str) -> None:
+    # The package's imports run with the collector paused (ms of a warm scan): a program that
+    # imports the library keeps its collector on or off, its thresholds and what it froze, and
+    # nothing of its own is left frozen by the import.
+    probe = "print(gc.isenabled(), gc.get_threshold(), gc.get_freeze_count() > 0)"
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", f"import gc; {before}; {load}; {probe}"], capture_output=True, text=True, check=True
+        ).stdout
+        for load in ("pass", "import minhashdup, minhashdup.cli")
+    ]
+    assert runs[1] == runs[0] != ""

@@ -9,25 +9,28 @@ errors are raised, not caught, there.
 
 from __future__ import annotations
 
-import errno
-import gc
-import importlib
-import io
-import os
-import signal
-import sys
-import threading
-import time
-from typing import Any
+from minhashdup._pathguard import collector_paused
 
-import click
+with collector_paused():  # as the package's (see there)
+    import errno
+    import gc
+    import importlib
+    import io
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+    from typing import Any
 
-from minhashdup import __version__
-from minhashdup.cli.options import CONFIG_FILE_KEY, flag
-from minhashdup.cli.output import silence
-from minhashdup.cli.scan import scan_command
-from minhashdup.errors import ExitCode, MinhashdupError
-from minhashdup.report.terminal import printable
+    import click
+
+    from minhashdup import __version__
+    from minhashdup.cli.options import CONFIG_FILE_KEY, flag
+    from minhashdup.cli.output import silence
+    from minhashdup.cli.scan import scan_command
+    from minhashdup.errors import ExitCode, MinhashdupError
+    from minhashdup.report.terminal import printable
 
 #: The commands imported when first asked for (a scan, the usual run, needs none of them).
 _LAZY = {
