@@ -12,7 +12,6 @@ from minhashdup.core.limits import DEFAULT_CAP, MAX_HASHES
 from minhashdup.errors import ConfigError, check_path, check_switch, check_threshold, check_whole
 from minhashdup.source.normalise import Normalisation
 from minhashdup.source.rules.globs import posix_class
-from minhashdup.source.rules.ignore import compile_globs
 from minhashdup.source.safeio import MIB, TooLargeError, read_regular
 
 if TYPE_CHECKING:
@@ -253,6 +252,8 @@ def check_globs(globs: Sequence[str], name: str) -> None:
         ConfigError: a glob is not a valid gitignore pattern (naming the parameter ``name``).
     """
     if sum(map(len, globs)) > PLAIN_GLOB_CHARS or not all(_PLAIN.issuperset(glob) for glob in globs):
+        from minhashdup.source.rules.ignore import compile_globs  # pathspec's rules: for a glob to compile
+
         compile_globs(globs, name)
 
 

@@ -298,21 +298,24 @@ def test_files_just_written_are_not_found_by_their_stats(
 def test_a_warm_scan_imports_no_glob_compiler(make_tree: TreeFactory, tmp_path: Path) -> None:
     # Most of what a warm scan of an unchanged tree costs is imports: pathspec with RE2 and
     # hashlib's OpenSSL are left to the runs that compile a glob or hash what no memo holds, the
-    # baseline's module (and its clustering) to the runs that read or write a baseline.
+    # baseline's module (and its clustering) to the runs that read or write a baseline; the
+    # walk, its rules files and the per-file stage to the runs that list the tree or lex.
     root = _settled_go_tree(make_tree)
     _tick()
     code = (  # settled once a tick has passed, as under settled_now (utime just set the ctimes)
         "import sys, minhashdup; from minhashdup.source import witnesses; witnesses.RACY_SECONDS = 0.0;"
         " r = minhashdup.scan(sys.argv[1], include=['*.go'], exclude=['vendor/'],"
         " cache_dir=sys.argv[2], jobs=1, threshold=0.3); print(r.stats.cache['result'], len(r.pairs),"
-        " [m for m in ('pathspec', 're2', 'hashlib', 'tomllib', 'minhashdup.ci.baseline') if m in sys.modules])"
+        " [m for m in ('pathspec', 're2', 'hashlib', 'tomllib', 'minhashdup.ci.baseline', 'minhashdup.source.walk',"
+        " 'minhashdup.source.rules.ignore', 'minhashdup.source.rules.attributes', 'minhashdup.source.extracted',"
+        " 'minhashdup.engine.local') if m in sys.modules])"
     )
     runs = [
         subprocess.run([sys.executable, "-c", code, str(root), str(tmp_path / "cache")], capture_output=True, text=True)
         for _ in range(2)
     ]
     cold, warm = (run.stdout.split(" ", 2) for run in runs)
-    assert cold[0] == "0" and "'pathspec'" in cold[2]  # the first scan compiled its globs
+    assert cold[0] == "0" and "'pathspec'" in cold[2] and "'minhashdup.source.walk'" in cold[2]  # it walked, lexed
     assert warm[:2] == ["1", cold[1]] and warm[2].strip() == "[]"
 
 

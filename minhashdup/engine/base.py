@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from minhashdup.config import Config
 from minhashdup.result import Skip, Stats
-from minhashdup.source.extracted import Extracted, screened
-from minhashdup.source.walk import FileEntry
+from minhashdup.source.found import FileEntry
 
-if TYPE_CHECKING:  # numpy: not for a scan that replays its stored result
+if TYPE_CHECKING:  # numpy, the per-file results: not for a scan that replays its stored result
     from minhashdup.core.pairs import Corpus
     from minhashdup.core.signature import Family
+    from minhashdup.source.extracted import Extracted
 
 
 class ProgressBar(Protocol):
@@ -38,7 +38,7 @@ ProgressFactory = Callable[[str, int], ProgressBar]
 #: The per-file stage as a function: ``files`` (and a list to append warnings to) -> one
 #: :class:`Extracted` per file, in the order of ``files``. The cache wraps one
 #: (:meth:`minhashdup.engine.cached.CachedFiles.around`).
-Extractor = Callable[[Sequence[FileEntry], list[str]], list[Extracted]]
+Extractor = Callable[[Sequence[FileEntry], list[str]], "list[Extracted]"]
 
 
 @dataclasses.dataclass
@@ -90,6 +90,7 @@ def corpus_of(walked: Walked, items: Sequence[Extracted], warnings: list[str], s
     import numpy as np
 
     from minhashdup.core.pairs import Corpus
+    from minhashdup.source.extracted import screened
 
     corpus = Corpus([], [], [], list(walked.skips), warnings, stats, family=family)
     cpu = np.zeros(4)

@@ -30,13 +30,13 @@ from minhashdup.engine.cache import Cache, default_dir, file_key
 from minhashdup.engine.codec import decoded, encode_result, result_key, stats_key, storable
 from minhashdup.engine.schema import Entry as CacheEntry
 from minhashdup.result import Result, Skip, SkipReason
-from minhashdup.source.extracted import Extracted, ReadEntry
+from minhashdup.source.found import FileEntry
 from minhashdup.source.safeio import MIB, read_regular_with_stat
-from minhashdup.source.walk import FileEntry
 from minhashdup.source.witnesses import racy_limit, settled_times  # the walk memo's rule
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the per-file results: imported where made, not by a scan that replays
     from minhashdup.core.signature import Family
+    from minhashdup.source.extracted import Extracted
 
 #: Files named one by one in the warnings about files that changed during a scan.
 CHANGED_SHOWN = 10
@@ -176,6 +176,8 @@ class CachedFiles:
     def _handed(self, files: Sequence[FileEntry], misses: list[int]) -> list[FileEntry]:
         """The files to lex, each with the bytes its digest was taken of when they are held (a
         :class:`ReadEntry`: not read again); this object holds them no longer."""
+        from minhashdup.source.extracted import ReadEntry
+
         held, self._held = self._held, {}
         return [ReadEntry.of(files[i], held[i]) if i in held else files[i] for i in misses]
 
@@ -191,6 +193,8 @@ class CachedFiles:
             made = list(zip(unsigned, self.family.sign([entries[k].shingles for k in unsigned]), strict=True))
             sigs.update(made)
             self.store.put_signatures(made, self.family)  # one transaction, not one per file
+        from minhashdup.source.extracted import Extracted
+
         results: list[Extracted | None] = [None] * len(keys)
         for i, key in enumerate(keys):
             if key is not None and key in entries:
@@ -251,20 +255,20 @@ def file_keys(
     store: Cache, files: Sequence[FileEntry], config: Config
 ) -> tuple[list[bytes | None], dict[int, bytes], bool]:
     """Each file's cache key (its content digest and what shapes its shingles; ``None`` for a file
-    that cannot be read), the bytes read of the files the store does not know, by index, in walk
-    order while they fit in :data:`HELD_BYTES`, and whether every file's stat is now paired with
-    its key's digest (by the stat cache's rule, below; for :meth:`CachedFiles._point`).
+    that cannot be read: not regular, grown past ``max_size``, an OS error, which the workers
+    report), the bytes read of the files the store does not know, by index, in walk order while
+    they fit in :data:`HELD_BYTES`, and whether every file's stat is now paired with its key's
+    digest (by the stat cache's rule, below; for :meth:`CachedFiles._point`).
 
-    An entry that carries its bytes (a :class:`ReadEntry` from a dataset) is keyed by them and
-    not held here (it holds them itself). A file whose stat the cache knows unchanged is not
-    read: its digest comes from the cache. The others are read and digested here; the store is
-    asked which of them it knows :data:`_CHECKED` files at a time, or sooner when the bytes
-    waiting fill the budget, so a fresh clone of a cached tree (all hits) holds no more than
-    that, and hits never take the room of a file to lex. Unreadable files (not regular, grown
-    past ``max_size``, an OS error) get ``None``: the workers report them. A digest read here is
-    remembered for the walk's stat only when the open file's stat after the read is that very
-    stat, and old enough that any later write must change it (:func:`.witnesses.racy_limit`):
-    the stat cache never pairs a stat with bytes of another moment."""
+    An entry that carries its bytes (a :class:`ReadEntry` from a dataset) is keyed by them, not
+    held here. A file whose stat the cache knows unchanged is not read: its digest comes from the
+    cache. The others are read and digested here; the store is asked which of them it knows
+    :data:`_CHECKED` files at a time, or sooner when the bytes waiting fill the budget, so a
+    fresh clone of a cached tree (all hits) holds no more than that, and hits never take the
+    room of a file to lex. A digest read here is paired with the walk's stat only when the open
+    file's stat after the read is that stat, and old enough (:func:`.witnesses.racy_limit`)."""
+    from minhashdup.source.extracted import ReadEntry  # imported where used: a replay reads no file
+
     seen = store.get_stats([f.real for f in files if not isinstance(f, ReadEntry)])
     keys: list[bytes | None] = []
     fresh = []

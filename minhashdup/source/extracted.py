@@ -10,8 +10,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from minhashdup.result import SkipReason
+from minhashdup.source.found import FileEntry
 from minhashdup.source.kinds import not_code
-from minhashdup.source.walk import FileEntry
 
 if TYPE_CHECKING:  # numpy: not for a scan that replays without a single array
     from minhashdup.core.hashing import UInt64Array

@@ -11,7 +11,6 @@ import stat
 from typing import NamedTuple
 
 from minhashdup.result import Skip, SkipReason
-from minhashdup.source.rules.ignore import nesting_warning
 from minhashdup.source.safeio import kind_of
 
 
@@ -102,8 +101,15 @@ class Found:
                 found.append(FileEntry(shown, real, st.st_size, st.st_mtime_ns, st.st_ino, *kind, st.st_ctime_ns))
                 linked.append(via_link)
         skips += self.skips[done:]
-        nested = [nesting_warning(self.nested_too_deep)] if self.nested_too_deep else []
-        return WalkResult(_one_per_real(found, linked, skips), skips, [*self.warnings, *nested])
+        return WalkResult(_one_per_real(found, linked, skips), skips, [*self.warnings, *self._nested()])
+
+    def _nested(self) -> list[str]:
+        """The warning of the .gitignore files left out for lying too deep, if any."""
+        if not self.nested_too_deep:
+            return []
+        from minhashdup.source.rules.ignore import nesting_warning  # the rules: not for a replayed walk
+
+        return [nesting_warning(self.nested_too_deep)]
 
 
 def _one_per_real(found: list[FileEntry], linked: list[bool], skips: list[Skip]) -> list[FileEntry]:

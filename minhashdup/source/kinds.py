@@ -32,8 +32,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from minhashdup.result import Skip, SkipReason
-from minhashdup.source.rules.attributes import GENERATED, VENDORED
-from minhashdup.source.rules.ignore import matchable
+from minhashdup.source.rules import GENERATED, VENDORED
+from minhashdup.source.rules.globs import matchable
 
 if TYPE_CHECKING:
     import pathspec

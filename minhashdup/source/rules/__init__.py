@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+#: The ``.gitattributes`` attributes read (:mod:`.attributes`), by the kind of file they mark.
+GENERATED, VENDORED = "linguist-generated", "linguist-vendored"
+
 #: The rules files by their names' upper case: the one case that every other spelling of them
 #: has in common (``.gitIgnore``, and a name with a dotless i for its i, upper-case to ``.GITIGNORE``).
 _RULES_FILES = {name.upper(): name for name in (".gitignore", ".gitattributes")}

@@ -22,12 +22,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Protocol
 
-from minhashdup.source.rules.globs import FOLDER_TAIL, git_sets, no_slash
-from minhashdup.source.rules.ignore import matchable, prefix_of, repository_folders
+from minhashdup.source.rules import GENERATED, VENDORED
+from minhashdup.source.rules.globs import FOLDER_TAIL, git_sets, matchable, no_slash
+from minhashdup.source.rules.ignore import prefix_of, repository_folders
 from minhashdup.source.safeio import git_lines, read_rules_file
 
-#: The attributes read, by the kind of file they mark.
-GENERATED, VENDORED = "linguist-generated", "linguist-vendored"
 _WANTED = (GENERATED, VENDORED)
 
 

@@ -285,3 +285,20 @@ def posix_class(glob: str) -> bool:
 
 #: A POSIX class where it starts.
 _POSIX_CLASS = re.compile(r"\[:[a-z]+:\]")
+
+
+def matchable(path: str) -> str:
+    """``path`` as RE2 can match it: a name that is not UTF-8 (its bytes decoded as lone
+    surrogates) with each such byte as U+FFFD, which ``*`` and ``?`` match like any letter.
+
+    Example:
+        >>> matchable("caf\\udce9.go") == "caf\\ufffd.go"
+        True
+    """
+    if path.isascii():
+        return path
+    try:
+        data = path.encode("utf-8", "surrogateescape")  # the bytes of the name, as the OS gave them
+    except UnicodeEncodeError:  # a surrogate that no byte decoded to
+        data = path.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "replace")

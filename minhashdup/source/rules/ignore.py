@@ -21,7 +21,7 @@ from warnings import catch_warnings, simplefilter, warn_explicit
 
 from minhashdup.errors import ConfigError
 from minhashdup.result import SkipReason
-from minhashdup.source.rules.globs import as_git, git_sets, inside, posix_class
+from minhashdup.source.rules.globs import as_git, git_sets, inside, matchable, posix_class
 from minhashdup.source.safeio import git_lines, read_rules_file
 from minhashdup.source.witnesses import saw_env, saw_exists, saw_stat, saw_unanswered
 
@@ -183,23 +183,6 @@ def filtered(name: str, rel: str, is_dir: bool, rules: Rules) -> SkipReason | No
     if not is_dir and rules.include is not None and not rules.include.match_file(rel):
         return SkipReason.NOT_INCLUDED
     return None
-
-
-def matchable(path: str) -> str:
-    """``path`` as RE2 can match it: a name that is not UTF-8 (its bytes decoded as lone
-    surrogates) with each such byte as U+FFFD, which ``*`` and ``?`` match like any letter.
-
-    Example:
-        >>> matchable("caf\\udce9.go") == "caf\\ufffd.go"
-        True
-    """
-    if path.isascii():
-        return path
-    try:
-        data = path.encode("utf-8", "surrogateescape")  # the bytes of the name, as the OS gave them
-    except UnicodeEncodeError:  # a surrogate that no byte decoded to
-        data = path.encode("utf-8", "surrogatepass")
-    return data.decode("utf-8", "replace")
 
 
 def _ignored(rel: str, is_dir: bool, ignores: Iterable[Ignore]) -> bool:
