@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from minhashdup.errors import ExitCode
 from minhashdup.report.console import markup
-from minhashdup.report.data import _item, csv_cell
+from minhashdup.report.data import _item, csv_cell, rounded
 from minhashdup.report.notices import render_notices
 from minhashdup.report.terminal import printable
 from minhashdup.result import Pair, Result, Skip, SkipReason, Stats
@@ -113,6 +113,18 @@ _SHARE = st.floats(0, 1) | st.sampled_from([1 / 3, 2 / 3, 0.1 + 0.2, 1e-7, 0.999
 def test_a_pair_written_directly_is_what_json_writes(pair: Pair) -> None:
     # The JSON and JSON Lines reports write a pair without json.dumps (a third of the time).
     assert _item(pair) == json.dumps(pair.to_dict(), ensure_ascii=False)
+
+
+@given(
+    st.floats()
+    | st.floats(1e-4, 1e9)
+    | st.integers(0, 10**15).map(lambda n: n / 10**6)  # six places exactly, and halfway cases near them
+    | st.integers(0, 10**16).map(lambda n: (n + 0.5) / 10**7)
+    | st.sampled_from([1e-4, 9.9999995e-5, 0.00010000005, 1e9, 999999999.9999996, 999999999.9999994, 0.9999995])
+)
+def test_a_share_is_rounded_as_json_writes_its_round(x: float) -> None:
+    # rounded() takes the :.6f text of a share for repr(round(x, 6)): the same text, always.
+    assert rounded(x) == float.__repr__(round(x, 6))
 
 
 @pytest.mark.parametrize(

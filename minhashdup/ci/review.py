@@ -201,9 +201,13 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
     all the pairs it stands for (:func:`new_pair_count`). ``result`` is already marked with
     ``recorded`` and cut to the rows touching ``changed``.
     """
+    grouped = {path for group in result.groups for path in group.files}
     members = _members(result)
     total = 0
     for p in result.pairs:
+        if p.a not in grouped and p.b not in grouped:  # two files of no group: the row is one pair
+            total += not p.known
+            continue
         first, second = members(p.a), members(p.b)
         if first == second and listed_within(len(first)) < pairs_among(len(first)):
             continue  # a row of a partly listed group: counted below, once per group
