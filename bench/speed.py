@@ -10,10 +10,9 @@ runs the same cold scans.
 
 Runs, one after the other on the same machine:
   1. the pygments floor: one process, pygments' get_tokens over every file;
-  2. minhashdup cold: `minhashdup scan ... --no-cache`, 3 times (median; with --before, taking
-     turns with the code before);
-  3. minhashdup warm: the same scan with a fresh cache folder, once to fill it, then 5 times
-     timed (median);
+  2. minhashdup cold and warm, taking turns 5 times (medians, and warm / cold round by round):
+     `minhashdup scan ... --no-cache`, with --before the code before's too, then the same scan
+     with a cache folder filled once before the first round;
   4. jscpd 5.3.2 (`npm i -E jscpd@5.3.2` into bench/.data/jscpd), with the flags of the issue.
 Each is a child process; its wall time and the peak of the summed PSS of it and its
 children are reported, then the ratios.
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from go_tree import DATA, PeakMemory, fetch_go_src
 
-COLD_ROUNDS = 3
+ROUNDS = 5
 SCAN = [
     "--include",
     "*.go",
@@ -149,29 +148,35 @@ def main() -> None:
     rows["pygments floor (1 process, get_tokens)"] = (wall, peak)
     print(f"floor: {tail.strip()}")
     scan = [python, "-m", "minhashdup", "scan", root, *SCAN]
-    # Cold scans: median of COLD_ROUNDS (before and after taking turns), a single run being
-    # within a tenth of its neighbours on these shared machines.
+    # Cold and warm scans take turns (the code before too, with --before), ROUNDS of each: a busy
+    # spell of these shared machines then falls on both, and warm / cold is also taken round by
+    # round. A cold scan is within a tenth of its neighbours; a warm one, well under a second,
+    # varies more: medians.
     colds: dict[str, list[tuple[float, int, str]]] = {}
-    for _ in range(COLD_ROUNDS):
-        if args.before:
-            colds.setdefault("before", []).append(measure([*scan, "--no-cache"], args.before))
-        colds.setdefault("cold", []).append(measure([*scan, "--no-cache"]))
-    for label, runs in colds.items():
-        name = "minhashdup cold, before (--no-cache)" if label == "before" else "minhashdup cold (--no-cache)"
-        wall = statistics.median(w for w, _, _ in runs)
-        rows[f"{name}, median of {COLD_ROUNDS}"] = (wall, max(p for _, p, _ in runs))
-        print(f"{label} runs: " + ", ".join(f"{w:.2f} s" for w, _, _ in runs))
-        print(f"{label}: {not_lexing(json.loads(runs[-1][2])['stats'])}")
+    warm: list[tuple[float, int, str]] = []
     cache = Path(tempfile.mkdtemp(prefix="minhashdup-cache-"))
     try:
         measure([*scan, "--cache-dir", str(cache)])  # fill the cache
-        # A warm scan takes well under a second, where a busy machine's noise is large: median of 5.
-        warm = [measure([*scan, "--cache-dir", str(cache)]) for _ in range(5)]
-        print("warm runs: " + ", ".join(f"{w:.2f} s" for w, _, _ in warm))
-        wall = statistics.median(w for w, _, _ in warm)
-        rows["minhashdup warm (unchanged tree, median of 5)"] = (wall, max(p for _, p, _ in warm))
+        for _ in range(ROUNDS):
+            if args.before:
+                colds.setdefault("before", []).append(measure([*scan, "--no-cache"], args.before))
+            colds.setdefault("cold", []).append(measure([*scan, "--no-cache"]))
+            warm.append(measure([*scan, "--cache-dir", str(cache)]))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+    for label, runs in colds.items():
+        name = "minhashdup cold, before (--no-cache)" if label == "before" else "minhashdup cold (--no-cache)"
+        wall = statistics.median(w for w, _, _ in runs)
+        rows[f"{name}, median of {ROUNDS}"] = (wall, max(p for _, p, _ in runs))
+        print(f"{label} runs: " + ", ".join(f"{w:.2f} s" for w, _, _ in runs))
+        print(f"{label}: {not_lexing(json.loads(runs[-1][2])['stats'])}")
+    print("warm runs: " + ", ".join(f"{w:.3f} s" for w, _, _ in warm))
+    by_round = [w / c for (w, _, _), (c, _, _) in zip(warm, colds["cold"], strict=True)]
+    print("warm / cold by round: " + ", ".join(f"{r:.4f}" for r in by_round))
+    rows[f"minhashdup warm (unchanged tree, median of {ROUNDS})"] = (
+        statistics.median(w for w, _, _ in warm),
+        max(p for _, p, _ in warm),
+    )
     if not args.skip_jscpd:
         out = Path(tempfile.mkdtemp(prefix="jscpd-"))
         command = [
@@ -196,13 +201,13 @@ def main() -> None:
     for name, (wall, peak) in rows.items():
         print(f"{name:<{width}}  {wall:7.2f} s  {peak / 2**20:7.0f} MiB")
     floor = rows["pygments floor (1 process, get_tokens)"][0]
-    cold = rows[f"minhashdup cold (--no-cache), median of {COLD_ROUNDS}"][0]
-    warm = rows["minhashdup warm (unchanged tree, median of 5)"][0]
-    print(f"cold / floor = {cold / floor:.3f}; warm / cold = {warm / cold:.3f}", end="")
+    cold = rows[f"minhashdup cold (--no-cache), median of {ROUNDS}"][0]
+    warm_wall = rows[f"minhashdup warm (unchanged tree, median of {ROUNDS})"][0]
+    print(f"cold / floor = {cold / floor:.3f}; warm / cold = {warm_wall / cold:.4f}", end="")
     if "jscpd 5.3.2" in rows:
         print(f"; cold / jscpd = {cold / rows['jscpd 5.3.2'][0]:.3f}", end="")
     if args.before:
-        before = rows[f"minhashdup cold, before (--no-cache), median of {COLD_ROUNDS}"][0]
+        before = rows[f"minhashdup cold, before (--no-cache), median of {ROUNDS}"][0]
         print(f"; cold / cold before = {cold / before:.3f}", end="")
     print()
 
