@@ -13,7 +13,7 @@ Runs, one after the other on the same machine:
   2. minhashdup cold and warm, taking turns 5 times (medians, and warm / cold round by round):
      `minhashdup scan ... --no-cache`, with --before the code before's too, then the same scan
      with a cache folder filled once before the first round;
-  4. jscpd 5.3.2 (`npm i -E jscpd@5.3.2` into bench/.data/jscpd), with the flags of the issue.
+  3. jscpd 5.3.2 (`npm i -E jscpd@5.3.2` into bench/.data/jscpd), with the flags of the issue.
 Each is a child process; its wall time and the peak of the summed PSS of it and its
 children are reported, then the ratios.
 """

@@ -19,9 +19,9 @@ Example:
 
 # No "from __future__ import ...": it imports the module __future__, which python -m would
 # find in the current folder before _pathguard drops it (annotations are quoted instead).
-from minhashdup._pathguard import collector_paused  # first: python -m's folder leaves sys.path
+from minhashdup._pathguard import collector_paused as _paused  # first: python -m's folder leaves sys.path
 
-with collector_paused():  # objects made once, for the process's life
+with _paused():  # objects made once, for the process's life
     import dataclasses
     import warnings
     from collections.abc import Callable

@@ -220,3 +220,14 @@ def test_importing_the_library_leaves_the_garbage_collector_as_it_was(before: st
         for load in ("pass", "import minhashdup, minhashdup.cli")
     ]
     assert runs[1] == runs[0] != ""
+
+
+def test_importing_the_library_leaves_the_callers_garbage_collectable_as_before() -> None:
+    # What the caller made before the import is not hidden in the oldest generation: a cycle it
+    # dropped is freed by a young collection after the import, as it would be without it.
+    code = (  # a high threshold: no collection on the way to the import's own
+        "import gc, weakref\ngc.set_threshold(10**6)\nclass C: pass\nc = C(); c.me = c; w = weakref.ref(c); del c\n"
+        "import minhashdup, minhashdup.cli\ngc.collect(1)\nprint(w() is None)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
