@@ -169,9 +169,14 @@ def apply(
     return result
 
 
+def _group_of(result: Result) -> dict[str, tuple[str, ...]]:
+    """The files of the identical group of each path in one."""
+    return {path: group.files for group in result.groups for path in group.files}
+
+
 def _members(result: Result) -> Callable[[str], tuple[str, ...]]:
     """The files of the identical group of a path (the path alone when it is in none)."""
-    of = {path: group.files for group in result.groups for path in group.files}
+    of = _group_of(result)
     return lambda path: of.get(path, (path,))
 
 
@@ -201,14 +206,13 @@ def count_new(result: Result, recorded: baselines.Baseline | None, tolerance: fl
     all the pairs it stands for (:func:`new_pair_count`). ``result`` is already marked with
     ``recorded`` and cut to the rows touching ``changed``.
     """
-    grouped = {path for group in result.groups for path in group.files}
-    members = _members(result)
+    of = _group_of(result)
     total = 0
     for p in result.pairs:
-        if p.a not in grouped and p.b not in grouped:  # two files of no group: the row is one pair
+        if p.a not in of and p.b not in of:  # two files of no group: the row is one pair
             total += not p.known
             continue
-        first, second = members(p.a), members(p.b)
+        first, second = of.get(p.a, (p.a,)), of.get(p.b, (p.b,))
         if first == second and listed_within(len(first)) < pairs_among(len(first)):
             continue  # a row of a partly listed group: counted below, once per group
         if _partial_across(first, second):
