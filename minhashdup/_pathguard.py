@@ -53,8 +53,8 @@ def collector_paused() -> Iterator[None]:
         # generations and unfreeze() puts them back into the oldest, which a collection walks
         # only once much else has been made: unless a caller froze objects of its own, which
         # unfreeze() would free too, or turned the collector off (then nothing is walked anyway).
-        if was_on and gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
         if was_on:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
