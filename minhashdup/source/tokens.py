@@ -1,10 +1,9 @@
 """Source bytes to significant tokens: decoding, the lexer chosen by file name, and the engine.
 
 The steps a caller takes for one file: :func:`decode` the bytes, :func:`lexer_for` its name
-(or what it declares: a shebang, a modeline), then :func:`token_texts` (or
-:func:`token_texts_with_lines`), which runs the fast engine (:mod:`.fastlex`) where it
-reproduces pygments exactly and pygments itself elsewhere. Which tokens count (comments and
-whitespace dropped) is decided in :mod:`.significant`, the same way by both engines.
+(or what it declares: a shebang, a modeline), then :func:`token_texts` (or :func:`token_texts_with_lines`),
+which runs the fast engine (:mod:`.fastlex`) where it reproduces pygments exactly and pygments itself
+elsewhere. Which tokens count (comments and whitespace dropped) is decided in :mod:`.significant`, alike.
 """
 
 from __future__ import annotations
@@ -300,9 +299,8 @@ def _emacs_modes(lines: list[str]) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def _instance(cls: type[Lexer]) -> Lexer:
-    # Lexers are stateless between get_tokens calls; building one costs more than lexing
-    # a small file, so each worker keeps one per class. stripnl=False keeps pygments from
-    # editing the text before lexing.
+    # Stateless between calls, and dearer to build than a small file's lex: one per class and
+    # worker. stripnl=False keeps pygments from editing the text before lexing.
     return cls(stripnl=False, ensurenl=True)
 
 
@@ -318,12 +316,14 @@ def token_texts(
     exactly (:func:`_fast`), pygments elsewhere; ``pygments`` always runs pygments. With
     ``versions`` (fast only), the file at ``path`` may take the tail it shares with an earlier
     version from that version's lex (:mod:`.fastlex.splice`), unless the lexer takes a text in
-    one call (:mod:`.fastlex.bulk`: on four Go releases, cheaper than recording and splicing).
+    one call (:mod:`.fastlex.bulk`): then each piece of it is lexed once (:mod:`.fastlex.pieces`).
     """
     if engine == "fast":
         fast = _fast(lexer)
-        if fast is not None and versions is not None and not fast.one_call:
-            return _spliced(fast, lexer, text, versions, path)
+        if fast is not None and versions is not None:
+            if not fast.one_call:
+                return _spliced(fast, lexer, text, versions, path)
+            return fast.significant_tokens_in_pieces(text, versions.pieces_for(path, type(lexer)))
         if fast is not None:
             return fast.significant_tokens(text)
     return list(significant_tokens(lexer, text))

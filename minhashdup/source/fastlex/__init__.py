@@ -32,6 +32,7 @@ from pygments.token import _TokenType
 
 from minhashdup.source.fastlex import vetted
 from minhashdup.source.fastlex.bulk import of_root
+from minhashdup.source.fastlex.pieces import Kept, Seams, lexed, seams_of
 from minhashdup.source.fastlex.reach import Reach
 from minhashdup.source.fastlex.scan import At, scan, tracker
 from minhashdup.source.fastlex.splice import Copy, Lexed, Splice, spliceable
@@ -105,6 +106,23 @@ class FastLexer:
         """Whether a text lexed from ``root`` with no offsets nor types asked for takes one regex
         call (:mod:`.bulk`)."""
         return of_root(self.states) is not None
+
+    @functools.cached_property
+    def seams(self) -> Seams | None:
+        """What tells where a text lexed in one call may be lexed in pieces (:mod:`.pieces`);
+        ``None`` where it may not."""
+        if self.start != ("root",) or of_root(self.states) is None:
+            return None
+        return seams_of(self.states["root"])
+
+    def significant_tokens_in_pieces(self, text: str, kept: Kept | None) -> list[str]:
+        """:meth:`significant_tokens` of a text lexed in one call, lexed in pieces, each one
+        ``kept`` has taken from its lex before (:func:`.pieces.lexed`): the same tokens. Without
+        ``kept`` (or pieces), in one call."""
+        whole, seams = of_root(self.states), self.seams
+        if whole is None or seams is None or kept is None:
+            return self.significant_tokens(text)
+        return lexed(whole, seams, self.lexer._preprocess_lexer_input(text), kept)
 
     @functools.cached_property
     def behind(self) -> int | None:

@@ -65,15 +65,8 @@ def of_root(states: States) -> Whole | None:
 def whole(state: State) -> Whole | None:
     """The one-call lex of texts from ``state`` (the lexer's root), or ``None`` where the module
     docstring's conditions do not all hold."""
-    if state.joined is None or state.apart or any(source.guard is not None for source in state.sources):
-        return None  # (a guarded rule's attempts need the scan's guard: .guard)
-    rules: list[_Rule] = []
-    for plan, source in zip(state.sequential, state.sources, strict=True):
-        rule = _rule(plan, source, state)
-        if rule is None:
-            return None
-        rules.append(rule)
-    if any(not d.keep and any(k.keep and not _apart(k, d) for k in rules[:j]) for j, d in enumerate(rules)):
+    rules = rules_of(state)
+    if rules is None:
         return None
     keeps = [r for r in rules if r.keep]
     taken = state.taken.tail
@@ -88,6 +81,22 @@ def whole(state: State) -> Whole | None:
     except re.error:
         return None
     return lambda text: list(filter(None, findall(text)))
+
+
+def rules_of(state: State) -> list[_Rule] | None:
+    """The rules of ``state`` as its one-call pattern takes them (:func:`whole`), in pygments'
+    order, or ``None`` where the module docstring's conditions do not all hold."""
+    if state.joined is None or state.apart or any(source.guard is not None for source in state.sources):
+        return None  # (a guarded rule's attempts need the scan's guard: .guard)
+    rules: list[_Rule] = []
+    for plan, source in zip(state.sequential, state.sources, strict=True):
+        rule = _rule(plan, source, state)
+        if rule is None:
+            return None
+        rules.append(rule)
+    if any(not d.keep and any(k.keep and not _apart(k, d) for k in rules[:j]) for j, d in enumerate(rules)):
+        return None
+    return rules
 
 
 def _rule(plan: Plan, source: Source, state: State) -> _Rule | None:

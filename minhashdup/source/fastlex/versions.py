@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from minhashdup.core.cluster import Parts
+from minhashdup.source.fastlex.pieces import Kept
 from minhashdup.source.fastlex.splice import Copy, Lexed
 
 
@@ -73,6 +74,8 @@ class Versions:
             self.left[key] = self.left.get(key, 0) + 1
             counts = self.sizes.setdefault(key, {})
             counts[self.size[read]] = counts.get(self.size[read], 0) + 1
+        self.members = dict(self.left)  # per family: its files in the run
+        self.pieces: dict[type, Kept] = {}  # per lexer: the pieces of texts lexed in one call
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
         self.hashes: dict[str, Any] = {}  # per family: its base's token hashes, once told (hashed)
@@ -94,6 +97,17 @@ class Versions:
         size = self.size.get(path, -1)
         same = self.sizes.get(key, {}).get(size, 0) if size >= 0 else 1
         return key, base, self.left.get(key, 0) - same > 0
+
+    def pieces_for(self, path: str, lexer: type) -> Kept | None:
+        """For the file read at ``path``, lexed in one call by ``lexer``: the pieces lexed before
+        (:mod:`.pieces`), when its family has another file in the run (else ``None``: no piece
+        of it is likely lexed twice)."""
+        if self.members.get(self.family.get(path) or family(path), 0) < 2:
+            return None
+        kept = self.pieces.get(lexer)
+        if kept is None:
+            kept = self.pieces[lexer] = Kept()
+        return kept
 
     def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
         """Keep ``lexed`` (by ``lexer``) as the base of the next of family ``key``, if it fits."""

@@ -1,0 +1,288 @@
+"""A one-call lex (:mod:`.bulk`) of a text in pieces, each distinct piece lexed once per batch:
+the versions of a file share most of their top-level pieces (four Go releases side by side: the
+distinct pieces of their files hold two thirds of the files' text).
+
+A text is cut after each blank line followed by a line that starts with no whitespace (``\\n\\n``,
+then a character that is not a space). Each piece is lexed alone, in one call. Its tokens are the
+whole text's over it, and its end is where the text's lex stands, when no match attempt that
+starts in the piece ends otherwise for what comes after it: the text's lex goes on past the cut
+where the piece's lex met its end. For the first attempt that would, say at ``q`` by rule ``A``:
+every attempt before it ended as in the text, so the two lexes agree up to ``q``. By what ``A``
+may read (:func:`.reach.prefixes`, its *reading*), one of these holds, or the lexer is not cut:
+
+- ``A`` cannot read a line end: it never reads past the piece's last, which ends every piece cut.
+- ``A`` reads whitespace only, with no anchor or lookaround (Go's ``\\s+``, a line end, the
+  whitespace a token takes after it): past the cut stands a character it cannot read, which
+  stops it where the piece's end does.
+- ``A`` reads at most ``w`` characters: then ``piece[q:]`` is a reading of ``A`` and
+  ``q >= len(piece) - w``, which :meth:`Seams.clean` looks for (such a piece fails).
+- ``A`` is kept and is ``o(x)*o`` (Go's strings and raw strings), each ``x`` one character that
+  is neither ``o`` nor the escape ``e``, or ``e`` and one character: its attempt stops at the first
+  ``o`` no escape takes, so one that reads past the cut finds none in the piece and fails there,
+  alone. No other rule may start with ``o``, so the piece's lex keeps ``o`` alone at ``q`` (the
+  last alternative of :func:`.bulk.whole`), which a match of ``A`` never is: such a piece fails.
+- Else (Go's block comment): ``piece[q:]`` is a reading of ``A``, and ``A`` cannot start on a
+  space, so ``piece[q:q + 2]`` is a reading's first two characters, which :meth:`Seams.clean`
+  looks for; at each place found (at most :data:`HEADS`; more: the piece fails) it tries the
+  reading to the piece's end.
+
+No rule may look behind (``(?<=``, ``^`` without MULTILINE, ``\\A``), nor ask for the text's end
+(``$`` without MULTILINE): a piece starts after a line end, where ``\\b`` and a MULTILINE ``^``
+see what they see at a text's start. A failed piece and the text after it are lexed in one call:
+that starts where the text's lex stands, the pieces before being the text's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, NamedTuple
+
+from minhashdup.source.fastlex import reach
+from minhashdup.source.fastlex.bulk import Whole, rules_of
+from minhashdup.source.fastlex.splice import _nested
+from minhashdup.source.fastlex.states import State
+from minhashdup.source.patterns import ASCII, may_start
+from minhashdup.source.patterns import parser as sre_parse
+
+#: Where a text is cut: after a blank line followed by a line that starts with no space.
+CUT = re.compile(r"\n\n(?=\S)")
+#: The widest reading of a bounded rule that may read a line end (wider: the lexer is not cut).
+WIDE = 64
+#: The most places a piece is tried at for the rules that may read past anything (more: it fails).
+HEADS = 8
+#: The most characters of pieces kept for a batch (with their tokens, ~10 bytes a character).
+KEEP_CHARS = 4_000_000
+
+_CHARS = {sre_parse.LITERAL, sre_parse.NOT_LITERAL, sre_parse.IN, sre_parse.ANY}
+_END = [(sre_parse.AT, sre_parse.AT_END_STRING)]
+
+
+class Seams(NamedTuple):
+    """What tells whether a piece's lex alone is the text's over it (module docstring): the
+    bounded rules' readings and their widest, the openers of the kept ``o(x)*o`` rules, where the
+    other rules may start and their readings (each reading running to the piece's end)."""
+
+    tail: re.Pattern[str] | None
+    starts: re.Pattern[str] | None  # what the bounded rules' readings may start with
+    width: int
+    openers: tuple[str, ...]
+    heads: re.Pattern[str] | None
+    far: re.Pattern[str] | None
+
+    def clean(self, piece: str, tokens: list[str]) -> bool:
+        """Whether ``piece`` (cut from a text, lexed alone into ``tokens``) ends where the text's
+        lex stands, with the text's tokens.
+
+        Example:
+            >>> from pygments.lexers import GoLexer
+            >>> from minhashdup.source.fastlex import FastLexer
+            >>> seams = FastLexer(GoLexer()).seams
+            >>> seams.clean("x := `a\\n\\n", ["x", ":=", "`", "a"]), seams.clean("x := 1\\n\\n", ["x", ":=", "1"])
+            (False, True)
+        """
+        for opener in self.openers:
+            if opener in piece and opener in tokens:  # the text first: a character is found faster
+                return False
+        end = len(piece)
+        if self.tail is not None and self.starts is not None and self.starts.search(piece, max(0, end - self.width)):
+            found = self.tail.search(piece, max(0, end - self.width))
+            if found is not None and found.start() < end:  # the empty reading at the end is none
+                return False
+        if self.heads is not None and self.far is not None and self.heads.search(piece):
+            places = list(itertools.islice(self.heads.finditer(piece), HEADS + 1))
+            if len(places) > HEADS or any(self.far.match(piece, m.start()) for m in places):
+                return False
+        return True
+
+
+class Kept:
+    """The pieces lexed in a batch, for one lexer: each one's tokens and whether they are a
+    text's where it is cut (:meth:`Seams.clean`), while they hold at most ``most`` characters."""
+
+    def __init__(self, most: int = KEEP_CHARS) -> None:
+        self.pieces: dict[str, list[Any]] = {}  # a piece: [its tokens, clean or None: not told yet]
+        self.room = most
+
+
+def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
+    """The kept tokens of ``text`` (``whole``: its one-call lex), each of its pieces (:data:`CUT`)
+    lexed alone unless ``kept`` has it; from a piece that fails on, the rest in one call.
+
+    Example:
+        >>> from pygments.lexers import GoLexer
+        >>> from minhashdup.source.fastlex import FastLexer, of_root
+        >>> go = FastLexer(GoLexer())
+        >>> whole, kept = of_root(go.states), Kept()
+        >>> text = "package p\\n\\nfunc a() {}\\n\\nfunc b() {}\\n"
+        >>> lexed(whole, go.seams, text, kept) == whole(text), sorted(kept.pieces)[0]
+        (True, 'func a() {}\\n\\n')
+    """
+    tokens: list[str] = []
+    start, pieces, size = 0, kept.pieces, len(text)
+    ends = [m.end() for m in CUT.finditer(text)]
+    ends.append(size)
+    for end in ends:
+        piece = text[start:end]
+        got = pieces.get(piece)
+        if got is None:
+            got = [whole(piece), None]  # clean: told when a piece follows it
+            if kept.room >= len(piece):
+                pieces[piece] = got
+                kept.room -= len(piece)
+        if end < size:
+            if got[1] is None:
+                got[1] = seams.clean(piece, got[0])
+            if not got[1]:
+                return tokens + whole(text[start:])
+        tokens += got[0]
+        start = end
+    return tokens
+
+
+def seams_of(state: State) -> Seams | None:
+    """The :class:`Seams` of a lexer's one-call lex from ``state`` (its root), or ``None`` where a
+    rule is none of the module docstring's kinds (the lexer is not cut)."""
+    rules = rules_of(state)
+    flags = state.flags
+    if rules is None:
+        return None
+    try:
+        parsed = [(rule, sre_parse.parse(rule.text, flags)) for rule in rules]
+        flags = sre_parse.parse("", flags).state.flags  # as parsing gives them (re.UNICODE added)
+        if not _blank(list(sre_parse.parse(state.taken.tail, flags)), flags):
+            return None  # the whitespace a token takes after it
+        tails: list[Any] = []
+        fars: list[Any] = []
+        openers: list[str] = []
+        heads: list[str] = []
+        width = 0
+        for rule, items in parsed:
+            if items.state.flags != flags or _looks_behind(list(items), flags):
+                return None
+            reading = reach.prefixes(items.data, top=True)
+            if not any(reach._compile(atom, flags).fullmatch("\n") for atom in reach._atoms(reading)):
+                continue  # cannot read a line end
+            if not rule.keep and _blank(list(items), flags):
+                continue
+            most = reach._sub(reading).getwidth()[1]
+            if most <= WIDE:
+                tails.append(reading)
+                width = max(width, most)
+                continue
+            opener = _closed(rule.keep, list(items), [list(i) for r, i in parsed if r is not rule], flags)
+            if opener is not None:
+                openers.append(opener)
+            else:
+                head = _heads(reading, flags)
+                if head is None:
+                    return None
+                heads.append(head)
+                fars.append(reading)
+    except (reach.Unsupported, re.error, RecursionError):
+        return None
+    tail = reach._compile(reach._branch(*tails) + _END, flags) if tails else None
+    starts = reach._compile(reach._branch(*(a for t in tails for a in reach._firsts(t)[0])), flags) if tails else None
+    far = reach._compile(reach._branch(*fars) + _END, flags) if fars else None
+    places = re.compile("(?=" + "|".join(heads) + ")") if heads else None  # every place: overlapping too
+    return Seams(tail, starts, width, tuple(openers), places, far)
+
+
+def _looks_behind(items: list[Any], flags: int) -> bool:
+    """Whether a parsed pattern reads before where it is tried, or asks for the text's end: a
+    lookbehind, ``\\A``, or ``^`` or ``$`` without MULTILINE (``\\b`` and a MULTILINE ``^`` see the
+    same after a line end as at a text's start)."""
+    for op, av in items:
+        if op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT) and av[0] < 0:
+            return True
+        if op is sre_parse.AT:
+            if av is sre_parse.AT_BEGINNING_STRING:
+                return True
+            if av in (sre_parse.AT_BEGINNING, sre_parse.AT_END) and not flags & re.MULTILINE:
+                return True
+        inner = (flags | av[1]) & ~av[2] if op is sre_parse.SUBPATTERN else flags
+        if any(_looks_behind(list(sub), inner) for sub in _nested(av)):
+            return True
+    return False
+
+
+def _blank(items: list[Any], flags: int) -> bool:
+    """Whether a parsed pattern reads whitespace only, with no anchor, lookaround or reference."""
+    for op, av in items:
+        if op in _CHARS:
+            if not _spaces_only(op, av):
+                return False
+        elif op is sre_parse.SUBPATTERN or op in reach._REPEATS or op is sre_parse.BRANCH:
+            if not all(_blank(list(sub), flags) for sub in _nested(av)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _spaces_only(op: Any, av: Any) -> bool:
+    """Whether a one-character node matches whitespace only (case folding maps no space to a
+    letter)."""
+    if op is sre_parse.LITERAL:
+        return chr(av).isspace()
+    if op is not sre_parse.IN:
+        return False
+    for kind, arg in av:
+        if kind is sre_parse.LITERAL and chr(arg).isspace():
+            continue
+        if (
+            kind is sre_parse.RANGE
+            and arg[1] - arg[0] < 64
+            and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1))
+        ):
+            continue
+        if kind is sre_parse.CATEGORY and arg in (sre_parse.CATEGORY_SPACE, sre_parse.CATEGORY_UNI_SPACE):
+            continue
+        return False
+    return True
+
+
+def _closed(keep: bool, items: list[Any], others: list[Any], flags: int) -> str | None:
+    """The opener ``o`` of a kept rule ``o(x)*o`` (module docstring) that no other rule (``others``,
+    parsed) may start with, else ``None``."""
+    if not keep or flags & re.IGNORECASE or len(items) != 3:
+        return None
+    (first, o), (loop, av), (last, close) = items
+    if (
+        first is not sre_parse.LITERAL
+        or last is not sre_parse.LITERAL
+        or o != close
+        or loop is not sre_parse.MAX_REPEAT
+    ):
+        return None
+    body = list(av[2])
+    alternatives = [list(a) for a in body[0][1][1]] if len(body) == 1 and body[0][0] is sre_parse.BRANCH else [body]
+    singles = [a[0] for a in alternatives if len(a) == 1 and a[0][0] in _CHARS]
+    escapes = {a[0][1] for a in alternatives if len(a) == 2 and a[0][0] is sre_parse.LITERAL and a[1][0] in _CHARS}
+    if len(singles) + sum(len(a) == 2 for a in alternatives) != len(alternatives) or len(escapes) > 1 or o in escapes:
+        return None
+    stops = [chr(o), *map(chr, escapes)]
+    if any(reach._compile([single], flags).fullmatch(c) for single in singles for c in stops):
+        return None
+    if any(len(a) == 2 and not (a[0][0] is sre_parse.LITERAL and a[1][0] in _CHARS) for a in alternatives):
+        return None
+    if any(may_start(other, o, flags) for other in others):
+        return None
+    return chr(o)
+
+
+def _heads(reading: list[Any], flags: int) -> str | None:
+    """A pattern of the first two characters of ``reading`` (a rule's), the second past ASCII
+    always taken; ``None`` where it may start past ASCII or on a space."""
+    firsts, _ = reach._firsts(reading)
+    if not reach._ascii(firsts, flags):
+        return None
+    prefix = reach._compile(reading, flags)
+    starts = [chr(c) for c in range(ASCII) if prefix.fullmatch(chr(c))]
+    if any(c.isspace() for c in starts):
+        return None
+    out = []
+    for c in starts:
+        seconds = "".join(f"\\x{n:02x}" for n in range(ASCII) if prefix.fullmatch(c + chr(n)))
+        out.append(f"{re.escape(c)}[{seconds}\\x80-\\U0010ffff]")
+    return "|".join(out) if out else None
