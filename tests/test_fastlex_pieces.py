@@ -16,6 +16,7 @@ from pygments.lexer import RegexLexer
 from pygments.lexers import GoLexer, find_lexer_class_by_name, get_all_lexers
 from pygments.token import Comment, Name, String, Whitespace
 
+from minhashdup.core.shingles import token_hashes
 from minhashdup.engine.workers import Recipe, extract_batch
 from minhashdup.source.extract import extract_file
 from minhashdup.source.fastlex import FastLexer, of_root, supported
@@ -65,7 +66,7 @@ def test_pieces_that_end_clean_are_cut_and_lexed_once() -> None:
     later = base.replace("return 1", 'return 2 // "two"')
     kept = Kept()
     assert _both(GO, base, kept) == _both(GO, base)
-    assert len(kept.pieces) == 4 and all(clean in (True, None) for _, clean in kept.pieces.values())
+    assert len(kept.pieces) == 4 and all(entry[1] in (True, None) for entry in kept.pieces.values())
     before = dict(kept.pieces)
     assert GO.significant_tokens_in_pieces(later, kept) == GO.significant_tokens(later)
     cuts = [0, *(m.end() for m in CUT.finditer(later)), len(later)]
@@ -258,3 +259,21 @@ def test_a_scan_s_versions_lexed_in_pieces_give_what_each_alone_gives(tmp_path: 
     for entry, got in zip(entries, together, strict=True):
         alone = extract_file(0, entry.real, 5)
         assert got.shingles.tolist() == alone.shingles.tolist() and got.tokens == alone.tokens
+
+
+def test_a_version_takes_the_hashes_of_the_pieces_it_shares() -> None:
+    base = "package p\n\nfunc a() {}\n\nfunc b() {}\n\nvar c = 1\n"
+    later = base.replace("func a() {}", "func a() { return }")
+    versions = Versions([("v1/p/a.go", "v1/p/a.go"), ("v2/p/a.go", "v2/p/a.go")])
+    lexer = _instance(GoLexer)
+    for path, text in (("v1/p/a.go", base), ("v2/p/a.go", later)):
+        tokens = token_texts(lexer, text, "fast", versions, path)
+        reuse = versions.reuse(path)
+        hashes = token_hashes(tokens, reuse)
+        assert hashes.tolist() == token_hashes(tokens).tolist()
+        versions.hashed(hashes)
+        versions.passed(path)
+        if path.startswith("v2"):  # the header, b and c taken: 3 runs, a's tokens looked up
+            assert reuse is not None and [(at, n) for at, _, n in reuse[1]] == [(0, 2), (9, 6), (15, 4)]
+        else:
+            assert reuse is None

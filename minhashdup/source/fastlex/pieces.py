@@ -38,6 +38,8 @@ import itertools
 import re
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from minhashdup.source.fastlex import reach
 from minhashdup.source.fastlex.bulk import Whole, rules_of
 from minhashdup.source.fastlex.splice import _nested
@@ -101,8 +103,29 @@ class Kept:
     text's where it is cut (:meth:`Seams.clean`), while they hold at most ``most`` characters."""
 
     def __init__(self, most: int = KEEP_CHARS) -> None:
-        self.pieces: dict[str, list[Any]] = {}  # a piece: [its tokens, clean or None: not told yet]
+        #: a piece: [its tokens, clean (None: not told yet), its tokens' hashes (None: not made)]
+        self.pieces: dict[str, list[Any]] = {}
         self.room = most
+        #: the last text lexed: each kept piece it holds and where its tokens start in the text's
+        self.used: list[tuple[list[Any], int]] = []
+
+    def reuse(self) -> tuple[Any, list[tuple[int, int, int]]] | None:
+        """The hashes of the last text's pieces that have them, end to end, and where its tokens
+        are theirs (``(at, start, count)`` runs: :func:`minhashdup.core.shingles.token_hashes`)."""
+        parts, runs, start = [], [], 0
+        for entry, at in self.used:
+            if entry[2] is not None and len(entry[2]):
+                parts.append(entry[2])
+                runs.append((at, start, len(entry[2])))
+                start += len(entry[2])
+        return (np.concatenate(parts), runs) if parts else None
+
+    def hashed(self, hashes: Any) -> None:
+        """The last text's token hashes (all of them, in order): each of its kept pieces keeps its own."""
+        for entry, at in self.used:
+            if entry[2] is None:
+                entry[2] = hashes[at : at + len(entry[0])]
+        self.used = []
 
 
 def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
@@ -119,14 +142,15 @@ def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
         (True, 'func a() {}\\n\\n')
     """
     tokens: list[str] = []
-    start, pieces, size = 0, kept.pieces, len(text)
+    used: list[tuple[list[Any], int]] = []
+    start, pieces, size, kept.used = 0, kept.pieces, len(text), used
     ends = [m.end() for m in CUT.finditer(text)]
     ends.append(size)
     for end in ends:
         piece = text[start:end]
         got = pieces.get(piece)
         if got is None:
-            got = [whole(piece), None]  # clean: told when a piece follows it
+            got = [whole(piece), None, None]  # clean: told when a piece follows it
             if kept.room >= len(piece):
                 pieces[piece] = got
                 kept.room -= len(piece)
@@ -135,6 +159,7 @@ def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
                 got[1] = seams.clean(piece, got[0])
             if not got[1]:
                 return tokens + whole(text[start:])
+        used.append((got, len(tokens)))
         tokens += got[0]
         start = end
     return tokens

@@ -76,6 +76,7 @@ class Versions:
             counts[self.size[read]] = counts.get(self.size[read], 0) + 1
         self.members = dict(self.left)  # per family: its files in the run
         self.pieces: dict[type, Kept] = {}  # per lexer: the pieces of texts lexed in one call
+        self.cut: tuple[str, Kept] | None = None  # the file being lexed in pieces, and its lexer's
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
         self.hashes: dict[str, Any] = {}  # per family: its base's token hashes, once told (hashed)
@@ -107,6 +108,8 @@ class Versions:
         kept = self.pieces.get(lexer)
         if kept is None:
             kept = self.pieces[lexer] = Kept()
+        kept.used = []
+        self.cut = (path, kept)
         return kept
 
     def keep(self, key: str, lexer: type, lexed: Lexed) -> None:
@@ -124,7 +127,10 @@ class Versions:
     def reuse(self, path: str) -> tuple[Any, list[Copy]] | None:
         """For the file read at ``path``, just lexed, its base's token hashes and where its
         tokens are the base's (:func:`minhashdup.core.shingles.token_hashes`), when it took
-        tokens from a base whose hashes were told (:meth:`hashed`)."""
+        tokens from a base whose hashes were told (:meth:`hashed`); lexed in pieces, the hashes
+        of its pieces lexed before (:meth:`.pieces.Kept.reuse`)."""
+        if self.cut is not None and self.cut[0] == path:
+            return self.cut[1].reuse()
         if self.now is None or self.now[0] != path or self.now[1] is None or not self.now[2]:
             return None
         return self.now[1], self.now[2]
@@ -134,13 +140,15 @@ class Versions:
         lex, if that was kept as a base."""
         if self.kept is not None and self.kept in self.bases:
             self.hashes[self.kept] = hashes
-        self.kept = None
+        if self.cut is not None:
+            self.cut[1].hashed(hashes)
+        self.kept, self.cut = None, None
 
     def passed(self, path: str) -> None:
         """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
         to come; the family's base goes with the last."""
         key = self.family.get(path) or family(path)
-        self.now, self.kept = None, None
+        self.now, self.kept, self.cut = None, None, None
         left = self.left.get(key, 1) - 1
         self.left[key] = left
         counts = self.sizes.get(key)
