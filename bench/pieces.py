@@ -27,38 +27,34 @@ from minhashdup.source.tokens import _fast, decode, lexer_for, token_texts
 from minhashdup.source.walk import walk
 
 
-def texts_by_batch(root: str, include: list[str]) -> list[list[tuple[str, str, str]]]:
-    """Per batch of a scan of ``root``: each distinct content (path walked, path read, text) that
-    a one-call lexer lexes, in the batch's order."""
+def texts_by_batch(root: str, include: list[str]) -> list[list[tuple[str, str, str | None, int]]]:
+    """Per batch of a scan of ``root``, in its order: each file (path walked, path read, size in
+    bytes) and its text where the scan lexes it (``None``: a copy of one before, or generated)."""
     files = walk([root], include=include).files
     seen: set[bytes] = set()
     out = []
     for items, _, _ in _batches(files, Recipe(5), 2):
-        batch = []
+        batch: list[tuple[str, str, str | None, int]] = []
         for item in items:
             data = Path(item.real).read_bytes()
             digest = content_digest(data)
-            if digest in seen or b"\0" in data:
-                continue
+            text = None if digest in seen or b"\0" in data else decode(data)[0]
             seen.add(digest)
-            text, _ = decode(data)
-            if generated_marker(text):
-                continue
-            batch.append((item.path, item.real, text))
+            batch.append((item.path, item.real, None if text is None or generated_marker(text) else text, len(data)))
         out.append(batch)
     return out
 
 
-def one_round(batches: list[list[tuple[str, str, str]]]) -> tuple[float, float, int, int, int]:
+def one_round(batches: list[list[tuple[str, str, str | None, int]]]) -> tuple[float, float, int, int, int]:
     """CPU seconds in one call and in pieces, files lexed, files in pieces, files differing."""
     whole = pieces = 0.0
     lexed = cut = differ = 0
     for batch in batches:
-        versions = Versions([(path, real) for path, real, _ in batch])
-        for path, real, text in batch:
-            lexer = lexer_for(Path(path).name, text)
-            fast = _fast(lexer)
-            if fast is None or not fast.one_call:
+        versions = Versions([(path, real, size) for path, real, _, size in batch])  # as a scan's batch
+        for path, real, text, _ in batch:
+            lexer = None if text is None else lexer_for(Path(path).name, text)
+            fast = None if lexer is None else _fast(lexer)
+            if text is None or fast is None or not fast.one_call:
                 versions.passed(real)
                 continue
             t0 = time.process_time()
@@ -66,10 +62,10 @@ def one_round(batches: list[list[tuple[str, str, str]]]) -> tuple[float, float, 
             t1 = time.process_time()
             many = token_texts(lexer, text, "fast", versions, real)
             t2 = time.process_time()
+            cut += versions.cut is not None
             versions.passed(real)
             whole, pieces = whole + t1 - t0, pieces + t2 - t1
             lexed += 1
-            cut += versions.pieces_for(real, type(lexer)) is not None
             differ += one != many
             if one != many:
                 print(f"differs: {path}", file=sys.stderr)
@@ -83,7 +79,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     batches = texts_by_batch(args.root, args.include or ["*.go"])
-    print(f"{args.root}: {sum(map(len, batches))} distinct contents in {len(batches)} batches")
+    lexed = sum(text is not None for batch in batches for _, _, text, _ in batch)
+    print(f"{args.root}: {lexed} distinct contents lexed, in {len(batches)} batches")
     for turn in range(args.rounds):
         whole, pieces, lexed, cut, differ = one_round(batches)
         print(

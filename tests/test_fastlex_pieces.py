@@ -235,9 +235,11 @@ def test_kept_pieces_stay_within_their_room() -> None:
 
 
 def test_only_a_file_with_versions_in_its_batch_is_cut() -> None:
-    versions = Versions([("v1/p/a.go", "v1/p/a.go"), ("v2/p/a.go", "v2/p/a.go"), ("v1/p/b.go", "v1/p/b.go")])
+    files = [("v1/p/a.go", "v1/p/a.go", 10), ("v2/p/a.go", "v2/p/a.go", 12), ("v1/p/b.go", "v1/p/b.go", 10)]
+    versions = Versions([*files, ("v1/q/c.go", "v1/q/c.go", 7), ("v2/q/c.go", "v2/q/c.go", 7)])
     assert versions.pieces_for("v1/p/a.go", GoLexer) is versions.pieces_for("v2/p/a.go", GoLexer)
-    assert versions.pieces_for("v1/p/b.go", GoLexer) is None
+    assert versions.pieces_for("v1/p/b.go", GoLexer) is None  # alone in its family
+    assert versions.pieces_for("v1/q/c.go", GoLexer) is None  # one size: most often copies, lexed once
     text = "package p\n\nfunc a() {}\n"
     assert token_texts(_instance(GoLexer), text, "fast", versions, "v1/p/a.go") == GO.significant_tokens(text)
     assert versions.pieces[GoLexer].pieces  # lexed in pieces, kept for the other version
@@ -264,7 +266,7 @@ def test_a_scan_s_versions_lexed_in_pieces_give_what_each_alone_gives(tmp_path: 
 def test_a_version_takes_the_hashes_of_the_pieces_it_shares() -> None:
     base = "package p\n\nfunc a() {}\n\nfunc b() {}\n\nvar c = 1\n"
     later = base.replace("func a() {}", "func a() { return }")
-    versions = Versions([("v1/p/a.go", "v1/p/a.go"), ("v2/p/a.go", "v2/p/a.go")])
+    versions = Versions([("v1/p/a.go", "v1/p/a.go", len(base)), ("v2/p/a.go", "v2/p/a.go", len(later))])
     lexer = _instance(GoLexer)
     for path, text in (("v1/p/a.go", base), ("v2/p/a.go", later)):
         tokens = token_texts(lexer, text, "fast", versions, path)

@@ -69,7 +69,8 @@ class Seams(NamedTuple):
     starts: re.Pattern[str] | None  # what the bounded rules' readings may start with
     width: int
     openers: tuple[str, ...]
-    heads: re.Pattern[str] | None
+    heads: re.Pattern[str] | None  # the other rules' first two characters
+    places: re.Pattern[str] | None  # the same, found where they overlap too (a zero-width match)
     far: re.Pattern[str] | None
 
     def clean(self, piece: str, tokens: list[str]) -> bool:
@@ -91,8 +92,8 @@ class Seams(NamedTuple):
             found = self.tail.search(piece, max(0, end - self.width))
             if found is not None and found.start() < end:  # the empty reading at the end is none
                 return False
-        if self.heads is not None and self.far is not None and self.heads.search(piece):
-            places = list(itertools.islice(self.heads.finditer(piece), HEADS + 1))
+        if self.heads is not None and self.places is not None and self.far is not None and self.heads.search(piece):
+            places = list(itertools.islice(self.places.finditer(piece), HEADS + 1))
             if len(places) > HEADS or any(self.far.match(piece, m.start()) for m in places):
                 return False
         return True
@@ -209,8 +210,9 @@ def seams_of(state: State) -> Seams | None:
     tail = reach._compile(reach._branch(*tails) + _END, flags) if tails else None
     starts = reach._compile(reach._branch(*(a for t in tails for a in reach._firsts(t)[0])), flags) if tails else None
     far = reach._compile(reach._branch(*fars) + _END, flags) if fars else None
-    places = re.compile("(?=" + "|".join(heads) + ")") if heads else None  # every place: overlapping too
-    return Seams(tail, starts, width, tuple(openers), places, far)
+    first = re.compile("|".join(heads)) if heads else None  # searched fast: a literal first character
+    places = re.compile("(?=" + "|".join(heads) + ")") if heads else None
+    return Seams(tail, starts, width, tuple(openers), first, places, far)
 
 
 def _looks_behind(items: list[Any], flags: int) -> bool:

@@ -74,7 +74,8 @@ class Versions:
             self.left[key] = self.left.get(key, 0) + 1
             counts = self.sizes.setdefault(key, {})
             counts[self.size[read]] = counts.get(self.size[read], 0) + 1
-        self.members = dict(self.left)  # per family: its files in the run
+        #: the families holding files of more than one size (others hold copies at most, lexed once)
+        self.varied = {key for key, counts in self.sizes.items() if len(counts) > 1}
         self.pieces: dict[type, Kept] = {}  # per lexer: the pieces of texts lexed in one call
         self.cut: tuple[str, Kept] | None = None  # the file being lexed in pieces, and its lexer's
         self.bases: dict[str, tuple[type, Lexed]] = {}
@@ -101,9 +102,9 @@ class Versions:
 
     def pieces_for(self, path: str, lexer: type) -> Kept | None:
         """For the file read at ``path``, lexed in one call by ``lexer``: the pieces lexed before
-        (:mod:`.pieces`), when its family has another file in the run (else ``None``: no piece
-        of it is likely lexed twice)."""
-        if self.members.get(self.family.get(path) or family(path), 0) < 2:
+        (:mod:`.pieces`), when its family has files of two sizes in the run (else ``None``: no
+        piece of it is likely lexed twice; files of one size are most often copies)."""
+        if (self.family.get(path) or family(path)) not in self.varied:
             return None
         kept = self.pieces.get(lexer)
         if kept is None:
