@@ -60,18 +60,31 @@ _CHARS = {sre_parse.LITERAL, sre_parse.NOT_LITERAL, sre_parse.IN, sre_parse.ANY}
 _END = [(sre_parse.AT, sre_parse.AT_END_STRING)]
 
 
+class Bounded(NamedTuple):
+    """The bounded rules that may read a line end: what their readings may start with, their
+    readings running to the piece's end, and the widest."""
+
+    starts: re.Pattern[str]
+    tail: re.Pattern[str]
+    width: int
+
+
+class Far(NamedTuple):
+    """The other rules that may read a line end: their first two characters, the same found where
+    they overlap too (a zero-width match), and their readings running to the piece's end."""
+
+    heads: re.Pattern[str]
+    places: re.Pattern[str]
+    readings: re.Pattern[str]
+
+
 class Seams(NamedTuple):
     """What tells whether a piece's lex alone is the text's over it (module docstring): the
-    bounded rules' readings and their widest, the openers of the kept ``o(x)*o`` rules, where the
-    other rules may start and their readings (each reading running to the piece's end)."""
+    bounded rules, the openers of the kept ``o(x)*o`` rules, and the other rules."""
 
-    tail: re.Pattern[str] | None
-    starts: re.Pattern[str] | None  # what the bounded rules' readings may start with
-    width: int
+    bounded: Bounded | None
     openers: tuple[str, ...]
-    heads: re.Pattern[str] | None  # the other rules' first two characters
-    places: re.Pattern[str] | None  # the same, found where they overlap too (a zero-width match)
-    far: re.Pattern[str] | None
+    far: Far | None
 
     def clean(self, piece: str, tokens: list[str]) -> bool:
         """Whether ``piece`` (cut from a text, lexed alone into ``tokens``) ends where the text's
@@ -87,14 +100,14 @@ class Seams(NamedTuple):
         for opener in self.openers:
             if opener in piece and opener in tokens:  # the text first: a character is found faster
                 return False
-        end = len(piece)
-        if self.tail is not None and self.starts is not None and self.starts.search(piece, max(0, end - self.width)):
-            found = self.tail.search(piece, max(0, end - self.width))
+        end, bounded, far = len(piece), self.bounded, self.far
+        if bounded is not None and bounded.starts.search(piece, max(0, end - bounded.width)):
+            found = bounded.tail.search(piece, max(0, end - bounded.width))
             if found is not None and found.start() < end:  # the empty reading at the end is none
                 return False
-        if self.heads is not None and self.places is not None and self.far is not None and self.heads.search(piece):
-            places = list(itertools.islice(self.places.finditer(piece), HEADS + 1))
-            if len(places) > HEADS or any(self.far.match(piece, m.start()) for m in places):
+        if far is not None and far.heads.search(piece):
+            places = list(itertools.islice(far.places.finditer(piece), HEADS + 1))
+            if len(places) > HEADS or any(far.readings.match(piece, m.start()) for m in places):
                 return False
         return True
 
@@ -144,7 +157,8 @@ def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
     """
     tokens: list[str] = []
     used: list[tuple[list[Any], int]] = []
-    start, pieces, size, kept.used = 0, kept.pieces, len(text), used
+    kept.used = used
+    start, pieces, size = 0, kept.pieces, len(text)
     ends = [m.end() for m in CUT.finditer(text)]
     ends.append(size)
     for end in ends:
@@ -207,12 +221,15 @@ def seams_of(state: State) -> Seams | None:
                 fars.append(reading)
     except (reach.Unsupported, re.error, RecursionError):
         return None
-    tail = reach._compile(reach._branch(*tails) + _END, flags) if tails else None
-    starts = reach._compile(reach._branch(*(a for t in tails for a in reach._firsts(t)[0])), flags) if tails else None
-    far = reach._compile(reach._branch(*fars) + _END, flags) if fars else None
-    first = re.compile("|".join(heads)) if heads else None  # searched fast: a literal first character
-    places = re.compile("(?=" + "|".join(heads) + ")") if heads else None
-    return Seams(tail, starts, width, tuple(openers), first, places, far)
+    bounded = None
+    if tails:
+        starts = reach._compile(reach._branch(*(a for t in tails for a in reach._firsts(t)[0])), flags)
+        bounded = Bounded(starts, reach._compile(reach._branch(*tails) + _END, flags), width)
+    far = None
+    if fars:  # the heads searched plainly first: a literal first character is found fast
+        places = re.compile("(?=" + "|".join(heads) + ")")
+        far = Far(re.compile("|".join(heads)), places, reach._compile(reach._branch(*fars) + _END, flags))
+    return Seams(bounded, tuple(openers), far)
 
 
 def _looks_behind(items: list[Any], flags: int) -> bool:
@@ -285,13 +302,12 @@ def _closed(keep: bool, items: list[Any], others: list[Any], flags: int) -> str 
     body = list(av[2])
     alternatives = [list(a) for a in body[0][1][1]] if len(body) == 1 and body[0][0] is sre_parse.BRANCH else [body]
     singles = [a[0] for a in alternatives if len(a) == 1 and a[0][0] in _CHARS]
-    escapes = {a[0][1] for a in alternatives if len(a) == 2 and a[0][0] is sre_parse.LITERAL and a[1][0] in _CHARS}
-    if len(singles) + sum(len(a) == 2 for a in alternatives) != len(alternatives) or len(escapes) > 1 or o in escapes:
+    pairs = [a for a in alternatives if len(a) == 2 and a[0][0] is sre_parse.LITERAL and a[1][0] in _CHARS]
+    escapes = {pair[0][1] for pair in pairs}  # each an escape and one character
+    if len(singles) + len(pairs) != len(alternatives) or len(escapes) > 1 or o in escapes:
         return None
     stops = [chr(o), *map(chr, escapes)]
     if any(reach._compile([single], flags).fullmatch(c) for single in singles for c in stops):
-        return None
-    if any(len(a) == 2 and not (a[0][0] is sre_parse.LITERAL and a[1][0] in _CHARS) for a in alternatives):
         return None
     if any(may_start(other, o, flags) for other in others):
         return None
