@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,8 +21,9 @@ from minhashdup.core.shingles import token_hashes
 from minhashdup.engine.workers import Recipe, extract_batch
 from minhashdup.source.extract import extract_file
 from minhashdup.source.fastlex import FastLexer, of_root, supported
-from minhashdup.source.fastlex.pieces import CUT, HEADS, Kept, lexed, seams_of
+from minhashdup.source.fastlex.pieces import CUT, HEADS, Kept, _closed, lexed, seams_of
 from minhashdup.source.fastlex.versions import Versions
+from minhashdup.source.patterns import parser as sre_parse
 from minhashdup.source.tokens import _fast, _instance, token_texts
 from minhashdup.source.walk import FileEntry
 
@@ -279,3 +281,27 @@ def test_a_version_takes_the_hashes_of_the_pieces_it_shares() -> None:
             assert reuse is not None and [(at, n) for at, _, n in reuse[1]] == [(0, 2), (9, 6), (15, 4)]
         else:
             assert reuse is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "opener"),
+    [
+        (r'"(?:\\\\|\\[^\\]|[^"\\])*"', 0, '"'),  # Go's string: escapes of one character
+        (r"`[^`]*`", 0, "`"),
+        (r"'(?:[^'x]|x'')*'", 0, None),  # an alternative of three characters may take the quote
+        (r"'(?:[^'\\]|\\.|\\\\\n)*'", 0, None),  # two escapes of different lengths
+        (r"'(?:[^'\\]|'\\)*'", 0, None),  # an escape starting with the quote
+        (r"'(?:[^\\]|\\.)*'", 0, None),  # a single character that may be the quote
+        (r"'[^']*?'", 0, None),  # a lazy loop
+        (r"'[^']*'", re.IGNORECASE, None),
+    ],
+)
+def test_only_a_string_that_stops_at_its_first_free_quote_is_told_by_its_opener(
+    pattern: str, flags: int, opener: str | None
+) -> None:
+    items = list(sre_parse.parse(pattern, flags | re.MULTILINE))
+    flags = sre_parse.parse("", flags | re.MULTILINE).state.flags
+    others = [list(sre_parse.parse(r"\w+", flags))]
+    assert _closed(True, items, others, flags) == opener
+    assert _closed(False, items, others, flags) is None  # dropped: its tokens cannot be looked at
+    assert _closed(True, items, [*others, list(sre_parse.parse(pattern[0] + "x", flags))], flags) is None
