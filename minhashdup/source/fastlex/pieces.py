@@ -201,8 +201,8 @@ def seams_of(state: State) -> Seams | None:
             if items.state.flags != flags or _looks_behind(list(items), flags):
                 return None
             reading = reach.prefixes(items.data, top=True)
-            if not any(reach._compile(atom, flags).fullmatch("\n") for atom in reach._atoms(reading)):
-                continue  # cannot read a line end
+            if reach._compile(reach._branch(*reach._atoms(reading)), flags).fullmatch("\n") is None:
+                continue  # cannot read a line end (its atoms in one pattern: one compile, not one each)
             if not rule.keep and _blank(list(items), flags):
                 continue
             most = reach._sub(reading).getwidth()[1]
