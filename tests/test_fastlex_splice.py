@@ -293,6 +293,17 @@ def test_batches_keep_versions_and_same_size_files_together_in_path_order() -> N
     assert totals == sorted(totals, reverse=True)
 
 
+def test_copies_do_not_fill_a_batch() -> None:
+    # A batch is filled by what it lexes: byte-identical copies (files of one size, kept in one
+    # batch) cost a read and a digest each. Four releases of 640 files, all copies of the first:
+    # as many batches as the first alone makes (each one a worker's round trip to the scan).
+    alone = [FileEntry(f"r0/p{p}/a.go", f"r0/p{p}/a.go", 1000 + p) for p in range(640)]
+    copies = [FileEntry(f"r{r}/p{p}/a.go", f"r{r}/p{p}/a.go", 1000 + p) for r in range(1, 4) for p in range(640)]
+    batches = workers._batches([*alone, *copies], workers.Recipe(5), 2)
+    assert len(batches) == len(workers._batches(alone, workers.Recipe(5), 2)) == 20
+    assert sorted(item.number for items, _, _ in batches for item in items) == list(range(4 * 640))
+
+
 def test_a_size_group_across_families_keeps_both_families_versions_with_it() -> None:
     # r1/x/a.go and r0/y/b.go have one size: they share a batch, and so must each one's other
     # versions (before: the group went with the first family only, and r1/y/b.go lost its base).

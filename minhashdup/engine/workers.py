@@ -162,12 +162,11 @@ def extract_all(
 ) -> Iterator[Extracted]:
     """:func:`~minhashdup.source.extract.extract_file` over ``files``, in worker processes when it pays.
 
-    Results stream back as they finish, in no particular order (each carries its
-    ``index`` into ``files``); callers that need determinism order by index.
+    Results stream back as they finish, in no particular order (each carries its ``index`` into
+    ``files``); callers that need determinism order by index.
 
     Args:
-        files: what to read (``real`` paths are opened, except for a :class:`ReadEntry`:
-            its ``data`` is lexed).
+        files: what to read (``real`` paths are opened, except for a :class:`ReadEntry`: its ``data`` is lexed).
         recipe: the shingle size, the hash family (each result then carries its MinHash
             signature), the lexer engine, the lexing deadline, the most bytes read of one file
             and the token normalisation.
@@ -228,12 +227,11 @@ def _ping() -> bool:
 class _Workers:
     """Batches in worker processes; a file that kills its worker is isolated and reported.
 
-    When a worker dies (killed for memory, a crash in native code), the unfinished files
-    are run again one per task in a single process, in order: the first one that kills
-    that process is reported as a ``lex-error`` and the rest go on in parallel again, in
-    their batches. Copies stay lexed once (see :meth:`_isolate`).
-    If workers cannot start at all (a probe task fails), or die :data:`MAX_WORKER_DEATHS`
-    times, the caller runs what is left in its own process.
+    When a worker dies (killed for memory, a crash in native code), the unfinished files are run
+    again one per task in a single process, in order: the first one that kills that process is
+    reported as a ``lex-error`` and the rest go on in parallel again, in their batches. Copies stay
+    lexed once (see :meth:`_isolate`). If workers cannot start at all (a probe task fails), or die
+    :data:`MAX_WORKER_DEATHS` times, the caller runs what is left in its own process.
     """
 
     def __init__(self, workers: int, warnings: list[str]) -> None:
@@ -381,18 +379,20 @@ def same_size(files: Sequence[FileEntry]) -> list[list[int]]:
 
 
 def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_Batch]:
-    # Batches small enough to balance the workers at the end and large enough to amortise pickling,
-    # the largest first (LPT scheduling). Files that may be byte-identical (same_size) share one,
-    # where the first lexed serves the others alike; so do a file's versions (.fastlex.splice), in
-    # path order, each taking the tail it shares with the one before (kept_together).
-    size = max(1, min(32, len(files) // (workers * 8)))
+    # Batches small enough to balance the workers at the end, large enough to amortise a worker's
+    # round trip to this process (~1 ms), the largest first (LPT), filled by what they likely lex:
+    # distinct sizes. Files that may be byte-identical (same_size) share one, the first lexed serving
+    # the others (a read and a digest each); so do a file's versions (.fastlex.splice), path order.
+    sizes = [f.size for f in files]
+    size = max(1, min(32, len(set(sizes)) // (workers * 8)))
     batches: list[list[int]] = [[]]
+    lexes = 0  # the distinct sizes of the batch being filled (a size is in one part: kept_together)
     for part in kept_together([(f.path, f.size) for f in files], 4 * size):
-        if batches[-1] and len(batches[-1]) + len(part) > 4 * size:
+        if lexes >= size or (batches[-1] and len(batches[-1]) + len(part) > 16 * size):
             batches.append([])
+            lexes = 0
         batches[-1] += part
-        if len(batches[-1]) >= size:
-            batches.append([])
+        lexes += len({sizes[i] for i in part})
     # In a batch, each family's files in path order: two parts of one family (its bound cut it)
     # may come in either order, and a version must come after the one it takes from.
     batches = [sorted(b, key=lambda i: (family(files[i].path), files[i].path)) for b in batches if b]
