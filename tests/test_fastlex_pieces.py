@@ -21,7 +21,7 @@ from minhashdup.core.shingles import token_hashes
 from minhashdup.engine.workers import Recipe, extract_batch
 from minhashdup.source.extract import extract_file
 from minhashdup.source.fastlex import FastLexer, of_root, supported
-from minhashdup.source.fastlex.pieces import CUT, HEADS, Kept, _closed, lexed, seams_of
+from minhashdup.source.fastlex.pieces import CUT, HEADS, INNER, Kept, _closed, lexed, seams_of
 from minhashdup.source.fastlex.versions import Versions
 from minhashdup.source.patterns import parser as sre_parse
 from minhashdup.source.tokens import _fast, _instance, token_texts
@@ -35,12 +35,12 @@ def _both(fast: FastLexer, text: str, kept: Kept | None = None) -> tuple[list[st
     return fast.significant_tokens(text), fast.significant_tokens_in_pieces(text, kept or Kept())
 
 
-def _naive(fast: FastLexer, text: str) -> list[str]:
+def _naive(fast: FastLexer, text: str, cut: re.Pattern[str] = CUT) -> list[str]:
     """Each piece's tokens lexed alone, joined without asking whether they are the text's."""
     whole = of_root(fast.states)
     assert whole is not None
     text = fast.lexer._preprocess_lexer_input(text)
-    ends = [m.end() for m in CUT.finditer(text)] + [len(text)]
+    ends = [m.end() for m in cut.finditer(text)] + [len(text)]
     return [t for start, end in itertools.pairwise([0, *ends]) for t in whole(text[start:end])]
 
 
@@ -61,6 +61,36 @@ def test_what_crosses_a_cut_keeps_the_text_s_tokens(name: str) -> None:
     one, pieces = _both(GO, text)
     assert _naive(GO, text) != one  # the case is real: the pieces alone are not the text
     assert pieces == one
+
+
+#: Go texts cut inside a function (after a blank line and an indentation), crossed there.
+INSIDE = {
+    "raw string": "func f() {\n\tx := `a\n\n\ty` + `\n\n\tz`\n\n\treturn\n}\n",
+    "block comment": "func f() {\n\tx := 1 /* a\n\n\tb */\n\n\ty := 2\n}\n",
+    "string over lines": 'func f() {\n\tx := "a\n\n\tb"\n\n\ty := 1\n}\n',
+    "comment after spaces": "func f() {\n  x := 1 /* a\n\n  */ y\n\n  z\n}\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_what_crosses_a_cut_inside_a_function_keeps_the_text_s_tokens(name: str) -> None:
+    text = INSIDE[name]
+    one, pieces = _both(GO, text)
+    assert GO.seams is not None and GO.seams.inner
+    assert _naive(GO, text, INNER) != one  # the case is real: cut after the indentation, it is crossed
+    assert pieces == one
+
+
+def test_a_function_s_blocks_are_pieces_taken_by_a_version() -> None:
+    body = "\tx := 1\n\ty := x + 2\n\n\tfor i := range y {\n\t\tprint(i)\n\t}\n\n\treturn y\n"
+    base = "package p\n\nfunc a() int {\n" + body + "}\n"
+    later = base.replace("x + 2", "x + 3")
+    kept = Kept()
+    assert GO.significant_tokens_in_pieces(base, kept) == GO.significant_tokens(base)
+    assert "for i := range y {\n\t\tprint(i)\n\t}\n\n\t" in kept.pieces  # cut after its indentation
+    before = set(kept.pieces)
+    assert GO.significant_tokens_in_pieces(later, kept) == GO.significant_tokens(later)
+    assert len(set(kept.pieces) - before) == 1  # the edited block alone lexed again
 
 
 def test_pieces_that_end_clean_are_cut_and_lexed_once() -> None:
@@ -217,6 +247,40 @@ class _Behind(RegexLexer):  # type: ignore[misc]  # pygments is untyped
 class _Start(RegexLexer):  # type: ignore[misc]  # pygments is untyped
     flags = 0  # no MULTILINE: ^ is the text's start only
     tokens: ClassVar[dict[str, list[Any]]] = {"root": [(r"\s+", Whitespace), (r"^#.*", Comment), (r"\S", Name)]}
+
+
+class _IndentKept(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """A kept rule that starts on an indentation and reads no line end."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"\n", Whitespace), (r" +", Whitespace), (r"\t\w+", Name), (r"\w+", Name), (r"\S", Name)]
+    }
+
+
+class _IndentEnd(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """A dropped rule that starts on an indentation and asks for a line's end."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"\n", Whitespace), (r"[ \t]+$", Whitespace), (r"\w+", Name), (r"\S", Name)]
+    }
+
+
+class _LineStart(RegexLexer):  # type: ignore[misc]  # pygments is untyped
+    """A rule that asks for a line's start (MULTILINE ``^``): an indentation before it is seen."""
+
+    tokens: ClassVar[dict[str, list[Any]]] = {
+        "root": [(r"\s+", Whitespace), (r"^\w+:", Name.Label), (r"\w+", Name), (r"\S", Name)]
+    }
+
+
+@pytest.mark.parametrize("cls", [_IndentKept, _IndentEnd, _LineStart])
+def test_a_lexer_reading_an_indentation_or_a_line_start_is_not_cut_inside(cls: type) -> None:
+    fast = FastLexer(cls(stripnl=False))
+    text = "a\n\n\tb: c\n\nd\n"
+    assert fast.one_call and fast.seams is not None  # cut after a line that starts with no space
+    assert not fast.seams.inner
+    assert _naive(fast, text, INNER) != fast.significant_tokens(text)  # what cuts inside would do
+    assert fast.significant_tokens_in_pieces(text, Kept()) == fast.significant_tokens(text)
 
 
 @pytest.mark.parametrize("cls", [_Behind, _Start])

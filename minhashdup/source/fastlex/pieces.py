@@ -3,16 +3,22 @@ the versions of a file share most of their top-level pieces (four Go releases si
 distinct pieces of their files hold two thirds of the files' text).
 
 A text is cut after each blank line followed by a line that starts with no whitespace (``\\n\\n``,
-then a character that is not a space). Each piece is lexed alone, in one call. Its tokens are the
-whole text's over it, and its end is where the text's lex stands, when no match attempt that
-starts in the piece ends otherwise for what comes after it: the text's lex goes on past the cut
-where the piece's lex met its end. For the first attempt that would, say at ``q`` by rule ``A``:
-every attempt before it ended as in the text, so the two lexes agree up to ``q``. By what ``A``
-may read (:func:`.reach.prefixes`, its *reading*), one of these holds, or the lexer is not cut:
+then a character that is not a space; :data:`CUT`); where the lexer allows (:attr:`Seams.inner`),
+after each blank line and the spaces and tabs that start the next line, before its first other
+character (:data:`INNER`: inside functions too). Each piece is lexed alone, in one call. Its
+tokens are the whole text's over it, and its end is where the text's lex stands, when no match
+attempt that starts in the piece ends otherwise for what comes after it: the text's lex goes on
+past the cut where the piece's lex met its end. For the first attempt that would, say at ``q`` by
+rule ``A``: every attempt before it ended as in the text, so the two lexes agree up to ``q``. If
+``q`` lies before the piece's blank line, ``A`` reads its line end; else ``q`` lies in the
+indentation after it, and ``A`` starts on a space or a tab. By what ``A`` may read
+(:func:`.reach.prefixes`, its *reading*), one of these holds, or the lexer is not cut:
 
-- ``A`` cannot read a line end: it never reads past the piece's last, which ends every piece cut.
+- ``A`` cannot read a line end: then ``q`` lies in the indentation, and :data:`INNER` is used only
+  when every such rule that may start on a space or a tab is dropped and reads whitespace only
+  (next case). (The one-character last alternative of :func:`.bulk.whole` never crosses a cut.)
 - ``A`` reads whitespace only, with no anchor or lookaround (Go's ``\\s+``, a line end, the
-  whitespace a token takes after it): past the cut stands a character it cannot read, which
+  whitespace a token takes after it): past the cut stands a character that is not a space, which
   stops it where the piece's end does.
 - ``A`` reads at most ``w`` characters: then ``piece[q:]`` is a reading of ``A`` and
   ``q >= len(piece) - w``, which :meth:`Seams.clean` looks for (such a piece fails).
@@ -27,8 +33,9 @@ may read (:func:`.reach.prefixes`, its *reading*), one of these holds, or the le
   reading to the piece's end.
 
 No rule may look behind (``(?<=``, ``^`` without MULTILINE, ``\\A``), nor ask for the text's end
-(``$`` without MULTILINE): a piece starts after a line end, where ``\\b`` and a MULTILINE ``^``
-see what they see at a text's start. A failed piece and the text after it are lexed in one call:
+(``$`` without MULTILINE): a piece starts after a line end or an indentation, where ``\\b`` sees
+what it sees at a text's start, and so does a MULTILINE ``^`` after a line end (a rule that holds
+one anywhere: no :data:`INNER` cuts). A failed piece and the text after it are lexed in one call:
 that starts where the text's lex stands, the pieces before being the text's.
 """
 
@@ -49,6 +56,9 @@ from minhashdup.source.patterns import parser as sre_parse
 
 #: Where a text is cut: after a blank line followed by a line that starts with no space.
 CUT = re.compile(r"\n\n(?=\S)")
+#: Where a text is cut when its lexer allows (:attr:`Seams.inner`): after a blank line and the
+#: spaces and tabs that start the next line, before its first other character.
+INNER = re.compile(r"\n\n[ \t]*(?=\S)")
 #: The widest reading of a bounded rule that may read a line end (wider: the lexer is not cut).
 WIDE = 64
 #: The most places a piece is tried at for the rules that may read past anything (more: it fails).
@@ -85,6 +95,8 @@ class Seams(NamedTuple):
     bounded: Bounded | None
     openers: tuple[str, ...]
     far: Far | None
+    #: whether the text may be cut after an indentation too (:data:`INNER`, module docstring)
+    inner: bool = False
 
     def clean(self, piece: str, tokens: list[str]) -> bool:
         """Whether ``piece`` (cut from a text, lexed alone into ``tokens``) ends where the text's
@@ -159,7 +171,7 @@ def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
     used: list[tuple[list[Any], int]] = []
     kept.used = used
     start, pieces, size = 0, kept.pieces, len(text)
-    ends = [m.end() for m in CUT.finditer(text)]
+    ends = [m.end() for m in (INNER if seams.inner else CUT).finditer(text)]
     ends.append(size)
     for end in ends:
         piece = text[start:end]
@@ -197,13 +209,16 @@ def seams_of(state: State) -> Seams | None:
         openers: list[str] = []
         heads: list[str] = []
         width = 0
+        inner = True
         for rule, items in parsed:
             if items.state.flags != flags or _looks_behind(list(items), flags):
                 return None
+            blank = not rule.keep and _blank(list(items), flags)
+            inner = inner and not _line_start(list(items)) and (blank or not _may_start_on_indent(items, flags))
             reading = reach.prefixes(items.data, top=True)
             if reach._compile(reach._branch(*reach._atoms(reading)), flags).fullmatch("\n") is None:
                 continue  # cannot read a line end (its atoms in one pattern: one compile, not one each)
-            if not rule.keep and _blank(list(items), flags):
+            if blank:
                 continue
             most = reach._sub(reading).getwidth()[1]
             if most <= WIDE:
@@ -229,7 +244,7 @@ def seams_of(state: State) -> Seams | None:
     if fars:  # the heads searched plainly first: a literal first character is found fast
         places = re.compile("(?=" + "|".join(heads) + ")")
         far = Far(re.compile("|".join(heads)), places, reach._compile(reach._branch(*fars) + _END, flags))
-    return Seams(bounded, tuple(openers), far)
+    return Seams(bounded, tuple(openers), far, inner)
 
 
 def _looks_behind(items: list[Any], flags: int) -> bool:
@@ -248,6 +263,21 @@ def _looks_behind(items: list[Any], flags: int) -> bool:
         if any(_looks_behind(list(sub), inner) for sub in _nested(av)):
             return True
     return False
+
+
+def _line_start(items: list[Any]) -> bool:
+    """Whether a parsed pattern asks for a line's start (``^``) anywhere."""
+    for op, av in items:
+        if op is sre_parse.AT and av is sre_parse.AT_BEGINNING:
+            return True
+        if any(_line_start(list(sub)) for sub in _nested(av)):
+            return True
+    return False
+
+
+def _may_start_on_indent(items: Any, flags: int) -> bool:
+    """Whether a parsed pattern may match from a space or a tab (or match empty)."""
+    return may_start(items, ord(" "), flags) or may_start(items, ord("\t"), flags)
 
 
 def _blank(items: list[Any], flags: int) -> bool:
