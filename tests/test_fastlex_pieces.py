@@ -249,6 +249,21 @@ class _Start(RegexLexer):  # type: ignore[misc]  # pygments is untyped
     tokens: ClassVar[dict[str, list[Any]]] = {"root": [(r"\s+", Whitespace), (r"^#.*", Comment), (r"\S", Name)]}
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["\n", "\n\n", " ", "\t", "\f", "\r", "\xa0", "x", "}", "\u3000"]), max_size=40))
+def test_every_piece_but_the_last_is_followed_by_a_non_space(parts: list[str]) -> None:
+    # What tells a piece clean once for every text it is cut from: the character after it.
+    text = "".join(parts)
+    for cut in (CUT, INNER):
+        for m in cut.finditer(text):
+            assert m.end() < len(text) and not text[m.end()].isspace()
+
+
+def test_the_cuts_and_the_blank_rules_agree_on_what_a_space_is() -> None:
+    # A blank rule is told by str.isspace (_spaces_only), a cut's next character by \S.
+    assert all(chr(c).isspace() == (re.match(r"\S", chr(c)) is None) for c in range(0x110000))
+
+
 class _IndentKept(RegexLexer):  # type: ignore[misc]  # pygments is untyped
     """A kept rule that starts on an indentation and reads no line end."""
 

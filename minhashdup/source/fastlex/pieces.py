@@ -15,8 +15,8 @@ indentation after it, and ``A`` starts on a space or a tab. By what ``A`` may re
 (:func:`.reach.prefixes`, its *reading*), one of these holds, or the lexer is not cut:
 
 - ``A`` cannot read a line end: then ``q`` lies in the indentation, and :data:`INNER` is used only
-  when every such rule that may start on a space or a tab is dropped and reads whitespace only
-  (next case). (The one-character last alternative of :func:`.bulk.whole` never crosses a cut.)
+  when every rule that may start on a space or a tab is dropped and reads whitespace only (next
+  case). (The one-character last alternative of :func:`.bulk.whole` never crosses a cut.)
 - ``A`` reads whitespace only, with no anchor or lookaround (Go's ``\\s+``, a line end, the
   whitespace a token takes after it): past the cut stands a character that is not a space, which
   stops it where the piece's end does.
@@ -33,10 +33,14 @@ indentation after it, and ``A`` starts on a space or a tab. By what ``A`` may re
   reading to the piece's end.
 
 No rule may look behind (``(?<=``, ``^`` without MULTILINE, ``\\A``), nor ask for the text's end
-(``$`` without MULTILINE): a piece starts after a line end or an indentation, where ``\\b`` sees
-what it sees at a text's start, and so does a MULTILINE ``^`` after a line end (a rule that holds
-one anywhere: no :data:`INNER` cuts). A failed piece and the text after it are lexed in one call:
-that starts where the text's lex stands, the pieces before being the text's.
+(``$`` without MULTILINE): a piece starts after a line end or an indentation, where ``\\b`` and
+``\\B`` see what they see at a text's start, and so does a MULTILINE ``^`` after a line end (a rule
+that holds one anywhere: no :data:`INNER` cuts). A rule asking for ``\\Z`` or a MULTILINE ``$`` at a
+piece's end has read its last character, which only the cases above may. A failed piece and the
+text after it are lexed in one call: that starts where the text's lex stands, the pieces before
+being the text's. Whether a piece is clean is told once and holds in every text it is cut from:
+in each, a character that is not a space follows it (both cuts ask for one), and that is all the
+argument uses of what follows.
 """
 
 from __future__ import annotations
@@ -155,8 +159,9 @@ class Kept:
 
 
 def lexed(whole: Whole, seams: Seams, text: str, kept: Kept) -> list[str]:
-    """The kept tokens of ``text`` (``whole``: its one-call lex), each of its pieces (:data:`CUT`)
-    lexed alone unless ``kept`` has it; from a piece that fails on, the rest in one call.
+    """The kept tokens of ``text`` (``whole``: its one-call lex), each of its pieces (:data:`CUT`,
+    or :data:`INNER` where ``seams.inner``) lexed alone unless ``kept`` has it; from a piece that
+    fails on, the rest in one call.
 
     Example:
         >>> from pygments.lexers import GoLexer
