@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -58,6 +59,16 @@ def test_shingles_depend_on_order() -> None:
     a = shingle_set(token_hashes(list("abcde")), 5)
     b = shingle_set(token_hashes(list("edcba")), 5)
     assert a.tolist() != b.tolist()
+
+
+@pytest.mark.parametrize(("small", "large"), [(300, 400), (300, 2400), (300, 2401), (10, 4000)])
+def test_sets_merged_or_looked_up_count_the_same_common_values(small: int, large: int) -> None:
+    # Like sizes are merged, a set more than eight times the other's looked up: both, near the line.
+    rng = np.random.default_rng(small + large)
+    values = np.unique(rng.integers(0, 2**64, small + large, dtype=np.uint64))
+    a = np.sort(rng.choice(values, small, replace=False))
+    b = np.unique(np.concatenate([a[: small // 3], rng.choice(values, large - small // 3, replace=False)]))[:large]
+    assert intersection_size(a, b) == intersection_size(b, a) == len(set(a.tolist()) & set(b.tolist()))
 
 
 @given(u64_sets, u64_sets)
