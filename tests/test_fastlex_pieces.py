@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from pygments.lexers import GoLexer, find_lexer_class_by_name, get_all_lexers
 from pygments.token import Comment, Name, String, Whitespace
 
 from minhashdup.core.shingles import token_hashes
+from minhashdup.core.signature import Family
 from minhashdup.engine.workers import Recipe, extract_batch
 from minhashdup.source.extract import extract_file
 from minhashdup.source.fastlex import FastLexer, of_root, supported
@@ -338,10 +340,25 @@ def test_a_scan_s_versions_lexed_in_pieces_give_what_each_alone_gives(tmp_path: 
         path.parent.mkdir(parents=True)
         path.write_text(text)
         entries.append(FileEntry(str(path), str(path), len(text)))
-    together = extract_batch(entries, Recipe(5))
+    functions = Family(1, 48)
+    together = extract_batch(entries, Recipe(5, functions))
     for entry, got in zip(entries, together, strict=True):
-        alone = extract_file(0, entry.real, 5)
+        alone = extract_file(0, entry.real, 5, functions)
         assert got.shingles.tolist() == alone.shingles.tolist() and got.tokens == alone.tokens
+        assert got.signature is not None and alone.signature is not None
+        assert got.signature.tolist() == alone.signature.tolist()  # the second from the first's
+
+
+def test_a_version_is_signed_from_the_one_before_and_the_last_lets_it_go() -> None:
+    functions = Family(1, 48)
+    sets = [np.arange(k, 400 + 3 * k, dtype=np.uint64) for k in range(3)]
+    versions = Versions([(f"v{k}/p/a.go", f"v{k}/p/a.go", 100 + k) for k in range(3)])
+    for k, shingles in enumerate(sets):
+        got = versions.sign(f"v{k}/p/a.go", shingles, functions)
+        assert got.tolist() == functions.sign([shingles])[0].tolist()
+        assert ("p/a.go" in versions.signed) == (k < 2)  # kept for the next version only
+        versions.passed(f"v{k}/p/a.go")
+    assert not versions.signed
 
 
 def test_a_version_takes_the_hashes_of_the_pieces_it_shares() -> None:

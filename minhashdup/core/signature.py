@@ -57,6 +57,58 @@ class Family:
         """Signatures of ``sets`` (sorted arrays of shingle hashes): a ``(len(sets), K)`` array."""
         return signatures_of_sets(sets, self.seeds)
 
+    def sign_after(self, base: UInt64Array, base_signature: UInt64Array, values: UInt64Array) -> UInt64Array:
+        """The signature of ``values`` from ``base``'s where they differ little
+        (:func:`signature_after`), else made whole."""
+        found = signature_after(base, base_signature, values, self.seeds)
+        return signature(values, self.seeds) if found is None else found
+
+
+def signature_after(
+    base: UInt64Array, base_signature: UInt64Array, values: UInt64Array, seeds: UInt64Array
+) -> UInt64Array | None:
+    """:func:`signature` of ``values`` from that of ``base`` (both sorted arrays of distinct
+    values), when the two differ in at most half as many values as ``values`` holds (else
+    ``None``): a version of a file from the version before it.
+
+    The two are merged (:func:`~minhashdup.core.shingles.intersection_size`'s stable sort) to find
+    the values only one holds. Each row's minimum is the base's, or a value added if smaller;
+    where it was a value taken away, the row is made again over ``values``. The ``i``-th function
+    is a bijection (``mix64(x ^ seed_i)``), so the minimum over the values taken away equals the
+    base's exactly when the base's smallest was one of them: the same signature, exactly.
+
+    Example:
+        >>> s = hash_seeds(1, 8)
+        >>> a, b = np.arange(0, 40, dtype=np.uint64), np.arange(3, 44, dtype=np.uint64)
+        >>> bool((signature_after(a, signature(a, s), b, s) == signature(b, s)).all())
+        True
+        >>> signature_after(a, signature(a, s), b + np.uint64(100), s) is None
+        True
+    """
+    both = np.concatenate((base, values))
+    both.sort(kind="stable")  # two sorted runs: merged in one pass
+    twice = both[1:] == both[:-1]
+    once = np.ones(len(both), dtype=bool)
+    once[1:] &= ~twice
+    once[:-1] &= ~twice
+    changed = both[once]  # sorted: in one of the two only
+    if 2 * len(changed) > len(values):
+        return None
+    out = np.array(base_signature, dtype=np.uint64)
+    if not len(changed):
+        return out
+    at = np.minimum(np.searchsorted(base, changed), max(len(base) - 1, 0))
+    gone = base[at] == changed if len(base) else np.zeros(len(changed), dtype=bool)
+    z = first_step(seeds)[:, None] ^ first_step(changed)[None, :]
+    mix64_after_first_inplace(z)
+    if not gone.all():
+        np.minimum(out, z[:, ~gone].min(axis=1), out=out)
+    if gone.any():
+        lost = z[:, gone].min(axis=1) == base_signature
+        if lost.any():
+            out[lost] = signature(values, seeds[lost])
+    return out
+
 
 def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt64Array) -> UInt64Array:
     """MinHash signatures of many sets at once.

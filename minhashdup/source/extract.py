@@ -171,7 +171,10 @@ def _from_content(
     shingles = shingle_set(hashes, shingle, None if names is None else name_links(names))
     verbatim = None if raw is None else (shingle_set(token_hashes(raw), shingle), len(raw))
     t3 = time.process_time()
-    sig = family.sign([shingles])[0] if family is not None else None
+    if family is None:
+        sig = None
+    else:  # a version: from the signature of the one before it, where they differ little
+        sig = family.sign([shingles])[0] if where[1] is None else where[1].sign(where[0], shingles, family)
     t4 = time.process_time()
     cpu = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
     return dataclasses.replace(

@@ -81,6 +81,7 @@ class Versions:
         self.bases: dict[str, tuple[type, Lexed]] = {}
         self.chars = 0  # of the texts kept
         self.hashes: dict[str, Any] = {}  # per family: its base's token hashes, once told (hashed)
+        self.signed: dict[str, tuple[Any, Any]] = {}  # per family: the last shingle set signed, its signature
         #: The file being lexed: the path it is read by, its base's token hashes (if any), and
         #: where its tokens are the base's (:data:`.splice.Copy`, filled by the lex); and the
         #: family whose base its lex became (:meth:`keep`).
@@ -145,6 +146,18 @@ class Versions:
             self.cut[1].hashed(hashes)
         self.kept, self.cut = None, None
 
+    def sign(self, path: str, shingles: Any, functions: Any) -> Any:
+        """The signature under ``functions`` (a :class:`~minhashdup.core.signature.Family`) of the
+        shingle set of the file read at ``path``, from that of the version of it signed last in
+        the run where they differ little (:meth:`~minhashdup.core.signature.Family.sign_after`).
+        Kept for the next one, while one of its family is still to come."""
+        key = self.family.get(path) or family(path)
+        base = self.signed.pop(key, None)
+        sig = functions.sign([shingles])[0] if base is None else functions.sign_after(base[0], base[1], shingles)
+        if self.left.get(key, 0) > 1:
+            self.signed[key] = (shingles, sig)
+        return sig
+
     def passed(self, path: str) -> None:
         """The file read at ``path`` is done (lexed, copied or skipped): one fewer of its family
         to come; the family's base goes with the last."""
@@ -157,6 +170,7 @@ class Versions:
             counts[self.size[path]] -= 1
         if left <= 0:
             self._drop(key)
+            self.signed.pop(key, None)
 
     def _drop(self, key: str) -> tuple[type, Lexed] | None:
         kept = self.bases.pop(key, None)
