@@ -57,14 +57,6 @@ ACROSS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(ACROSS))
-def test_what_crosses_a_cut_keeps_the_text_s_tokens(name: str) -> None:
-    text = ACROSS[name]
-    one, pieces = _both(GO, text)
-    assert _naive(GO, text) != one  # the case is real: the pieces alone are not the text
-    assert pieces == one
-
-
 #: Go texts cut inside a function (after a blank line and an indentation), crossed there.
 INSIDE = {
     "raw string": "func f() {\n\tx := `a\n\n\ty` + `\n\n\tz`\n\n\treturn\n}\n",
@@ -74,12 +66,15 @@ INSIDE = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(INSIDE))
-def test_what_crosses_a_cut_inside_a_function_keeps_the_text_s_tokens(name: str) -> None:
-    text = INSIDE[name]
+@pytest.mark.parametrize(
+    ("cut", "text"),
+    [*((CUT, text) for text in ACROSS.values()), *((INNER, text) for text in INSIDE.values())],
+    ids=[*ACROSS, *(f"inside: {name}" for name in INSIDE)],
+)
+def test_what_crosses_a_cut_keeps_the_text_s_tokens(cut: re.Pattern[str], text: str) -> None:
     one, pieces = _both(GO, text)
-    assert GO.seams is not None and GO.seams.inner
-    assert _naive(GO, text, INNER) != one  # the case is real: cut after the indentation, it is crossed
+    assert GO.seams is not None and GO.seams.inner  # Go is cut inside functions too
+    assert _naive(GO, text, cut) != one  # the case is real: the pieces alone are not the text
     assert pieces == one
 
 
