@@ -18,6 +18,7 @@ from pygments.lexer import RegexLexer
 from pygments.lexers import GoLexer, find_lexer_class_by_name, get_all_lexers
 from pygments.token import Comment, Name, String, Whitespace
 
+from minhashdup.core import signature
 from minhashdup.core.shingles import token_hashes
 from minhashdup.core.signature import Family
 from minhashdup.engine.workers import Recipe, extract_batch
@@ -344,8 +345,11 @@ def test_a_scan_s_versions_lexed_in_pieces_give_what_each_alone_gives(tmp_path: 
         assert got.signature.tolist() == alone.signature.tolist()  # the second from the first's
 
 
-def test_a_version_is_signed_from_the_one_before_and_the_last_lets_it_go() -> None:
+def test_a_version_is_signed_from_the_one_before_and_the_last_lets_it_go(monkeypatch: pytest.MonkeyPatch) -> None:
     functions = Family(1, 48)
+    taken: list[bool] = []  # each version: whether signature_after made its signature
+    after = signature.signature_after
+    monkeypatch.setattr(signature, "signature_after", lambda *a: taken.append(after(*a) is not None) or after(*a))
     sets = [np.arange(k, 400 + 3 * k, dtype=np.uint64) for k in range(3)]
     versions = Versions([(f"v{k}/p/a.go", f"v{k}/p/a.go", 100 + k) for k in range(3)])
     for k, shingles in enumerate(sets):
@@ -354,6 +358,7 @@ def test_a_version_is_signed_from_the_one_before_and_the_last_lets_it_go() -> No
         assert ("p/a.go" in versions.signed) == (k < 2)  # kept for the next version only
         versions.passed(f"v{k}/p/a.go")
     assert not versions.signed
+    assert taken == [True, True]  # the second and the third from the one before
 
 
 def test_a_version_takes_the_hashes_of_the_pieces_it_shares() -> None:

@@ -61,14 +61,24 @@ def test_shingles_depend_on_order() -> None:
     assert a.tolist() != b.tolist()
 
 
-@pytest.mark.parametrize(("small", "large"), [(300, 400), (300, 2400), (300, 2401), (10, 4000)])
-def test_sets_merged_or_looked_up_count_the_same_common_values(small: int, large: int) -> None:
+@pytest.mark.parametrize(
+    ("small", "large", "looked_up"), [(300, 400, False), (300, 2400, False), (300, 2401, True), (10, 4000, True)]
+)
+def test_sets_merged_or_looked_up_count_the_same_common_values(
+    small: int, large: int, looked_up: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Like sizes are merged, a set more than eight times the other's looked up: both, near the line.
     rng = np.random.default_rng(small + large)
-    values = np.unique(rng.integers(0, 2**64, small + large, dtype=np.uint64))
+    values = np.unique(rng.integers(0, 2**64, 2 * (small + large), dtype=np.uint64))
     a = np.sort(rng.choice(values, small, replace=False))
-    b = np.unique(np.concatenate([a[: small // 3], rng.choice(values, large - small // 3, replace=False)]))[:large]
-    assert intersection_size(a, b) == intersection_size(b, a) == len(set(a.tolist()) & set(b.tolist()))
+    rest = np.setdiff1d(values, a)
+    b = np.sort(np.concatenate([a[: small // 3], rng.choice(rest, large - small // 3, replace=False)]))
+    assert (len(a), len(np.unique(b))) == (small, large)
+    searches = []
+    searchsorted = np.searchsorted
+    monkeypatch.setattr(np, "searchsorted", lambda *args, **kw: searches.append(1) or searchsorted(*args, **kw))
+    assert intersection_size(a, b) == intersection_size(b, a) == small // 3
+    assert bool(searches) == looked_up
 
 
 @given(u64_sets, u64_sets)

@@ -170,9 +170,9 @@ def jaccard(a: UInt64Array, b: UInt64Array) -> float:
 def intersection_size(a: UInt64Array, b: UInt64Array) -> int:
     """Size of the intersection of two sorted arrays of distinct values.
 
-    Two of like sizes are merged: a stable sort of the two joined finds their two runs and merges
-    them in one pass (timsort), and each common value then stands next to itself (three times
-    faster than looking each value of one up in the other, for the sets of a scan's candidates).
+    Two of like sizes are merged (:func:`merged`): each common value then stands next to itself
+    (three times faster than looking each value of one up in the other, for the sets of a scan's
+    candidates).
     One many times smaller is looked up, value by value, by bisection.
 
     Example:
@@ -185,12 +185,25 @@ def intersection_size(a: UInt64Array, b: UInt64Array) -> int:
     if len(a) == 0:
         return 0
     if len(b) <= _MERGED * len(a):
-        both = np.concatenate((a, b))
-        both.sort(kind="stable")
-        return int(np.count_nonzero(both[1:] == both[:-1]))
+        return int(np.count_nonzero(merged(a, b)[1]))
     pos = np.searchsorted(b, a)
     pos[pos == len(b)] = 0
     return int(np.count_nonzero(b[pos] == a))
+
+
+def merged(a: UInt64Array, b: UInt64Array) -> tuple[UInt64Array, np.ndarray]:
+    """The values of ``a`` and ``b`` (sorted arrays of distinct values) joined, sorted, and where a
+    value equals the next (one that both hold): a stable sort finds the two runs and merges them
+    in one pass (timsort).
+
+    Example:
+        >>> both, twice = merged(np.array([1, 4], dtype=np.uint64), np.array([2, 4], dtype=np.uint64))
+        >>> both.tolist(), twice.tolist()
+        ([1, 2, 4, 4], [False, False, True])
+    """
+    both = np.concatenate((a, b))
+    both.sort(kind="stable")
+    return both, both[1:] == both[:-1]
 
 
 #: Up to how many times larger than the other a set is merged with it (:func:`intersection_size`):

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import UInt64Array, first_step, mix64_after_first_inplace, seed_sequence
+from minhashdup.core.shingles import merged
 
 #: Signature value of an empty set (no minimum): the largest 64-bit word.
 EMPTY = np.iinfo(np.uint64).max
@@ -68,11 +69,11 @@ def signature_after(
     base: UInt64Array, base_signature: UInt64Array, values: UInt64Array, seeds: UInt64Array
 ) -> UInt64Array | None:
     """:func:`signature` of ``values`` from that of ``base`` (both sorted arrays of distinct
-    values), when the two differ in at most half as many values as ``values`` holds (else
+    values), when the two differ in at most a quarter as many values as ``values`` holds (else
     ``None``): a version of a file from the version before it.
 
-    The two are merged (:func:`~minhashdup.core.shingles.intersection_size`'s stable sort) to find
-    the values only one holds. Each row's minimum is the base's, or a value added if smaller;
+    The two are merged (:func:`~minhashdup.core.shingles.merged`) to find the values only one
+    holds. Each row's minimum is the base's, or a value added if smaller;
     where it was a value taken away, the row is made again over ``values``. The ``i``-th function
     is a bijection (``mix64(x ^ seed_i)``), so the minimum over the values taken away equals the
     base's exactly when the base's smallest was one of them: the same signature, exactly.
@@ -85,29 +86,28 @@ def signature_after(
         >>> signature_after(a, signature(a, s), b + np.uint64(100), s) is None
         True
     """
-    both = np.concatenate((base, values))
-    both.sort(kind="stable")  # two sorted runs: merged in one pass
-    twice = both[1:] == both[:-1]
+    if _DIFFER * abs(len(base) - len(values)) > len(values):
+        return None
+    both, twice = merged(base, values)
     once = np.ones(len(both), dtype=bool)
     once[1:] &= ~twice
     once[:-1] &= ~twice
     changed = both[once]  # sorted: in one of the two only
-    if 2 * len(changed) > len(values):
+    if _DIFFER * len(changed) > len(values):
         return None
-    out = np.array(base_signature, dtype=np.uint64)
-    if not len(changed):
-        return out
     at = np.minimum(np.searchsorted(base, changed), max(len(base) - 1, 0))
     gone = base[at] == changed if len(base) else np.zeros(len(changed), dtype=bool)
-    z = first_step(seeds)[:, None] ^ first_step(changed)[None, :]
-    mix64_after_first_inplace(z)
-    if not gone.all():
-        np.minimum(out, z[:, ~gone].min(axis=1), out=out)
-    if gone.any():
-        lost = z[:, gone].min(axis=1) == base_signature
-        if lost.any():
-            out[lost] = signature(values, seeds[lost])
+    out = np.minimum(base_signature, signature(changed[~gone], seeds))  # blocks: a few MiB at most
+    lost = signature(changed[gone], seeds) == base_signature
+    if lost.any():
+        out[lost] = signature(values, seeds[lost])
     return out
+
+
+#: A version is signed from its base where they differ in at most a ``1 / _DIFFER`` share of its
+#: values: at a quarter that took 0.7x the time of signing it whole, at a twentieth 0.14-0.45x
+#: (sets of 2,000 and 20,000 values); the more they differ, the more rows are made again.
+_DIFFER = 4
 
 
 def signatures(values: UInt64Array, offsets: npt.NDArray[np.int64], seeds: UInt64Array) -> UInt64Array:
