@@ -396,5 +396,5 @@ def _batches(files: Sequence[FileEntry], recipe: Recipe, workers: int) -> list[_
     # In a batch, each family's files in path order: two parts of one family (its bound cut it)
     # may come in either order, and a version must come after the one it takes from.
     batches = [sorted(b, key=lambda i: (family(files[i].path), files[i].path)) for b in batches if b]
-    batches.sort(key=lambda b: -sum(files[i].size for i in b))  # stable: ties in the parts' order
+    batches.sort(key=lambda b: -sum({files[i].size for i in b}))  # bytes lexed (copies: none); stable
     return [(tuple(_item(files, i) for i in b), recipe, ()) for b in batches]

@@ -100,7 +100,8 @@ def extract_file(
     dict for many calls), a file byte-identical to one extracted before, under the same
     :func:`alike`, is not lexed: it gets that file's result (``copied``). With ``versions`` (one
     for many calls, files of a family in order: :class:`.fastlex.versions.Versions`), the tail a
-    file shares with the version of it lexed before is taken from that lex (the same tokens).
+    file shares with the version of it lexed before is taken from that lex (the same tokens), and
+    its signature is made from that version's (:meth:`.fastlex.versions.Versions.sign`: the same).
 
     Example:
         >>> extract_file(0, "examples/go/reader.go", 5).lexer
