@@ -38,7 +38,7 @@ import numpy.typing as npt
 from minhashdup.core.exact import SetSource, size_bound, sources
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.limits import DEFAULT_CAP
-from minhashdup.core.runs import code_pairs, distinct, pair_codes, pairs_in_runs, runs, unordered_codes
+from minhashdup.core.runs import code_pairs, distinct, member, pair_codes, pairs_in_runs, runs, unordered_codes
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -257,7 +257,7 @@ class _Graph:
             spent = _spent(a, c, self.budget, self.capped)
             a, c, p, q = a[~spent], c[~spent], p[~spent], q[~spent]
             codes = unordered_codes(a, c, self.n)
-            open_ = ~_member(codes, self.seen)
+            open_ = ~member(codes, self.seen)
             sp, sq = sim[p][open_], sim[q][open_]
             merged.add(codes[open_], sp + sq - 1.0, 1.0 - np.abs(sp - sq))
         return merged.result()
@@ -279,7 +279,7 @@ class _Graph:
         rows = np.flatnonzero(~keep & (new | new[first]) & ~self.capped[middle])
         cut, top = end[rows], end[first[rows]]
         codes = unordered_codes(cut, top, self.n)
-        self.capped[middle[rows][~_member(codes, self.seen)]] = True
+        self.capped[middle[rows][~member(codes, self.seen)]] = True
 
     def within_budget(self, codes: IntArray, lower: FloatArray) -> IntArray:
         """The codes to check this round, sorted: in order of likelihood (highest lower bound,
@@ -357,18 +357,6 @@ _MERGE_ROWS = 4_000_000
 #: Proposals made at a time: each costs about a dozen 8-byte values on its way (ends, codes,
 #: bounds, masks), so a chunk holds about 100 MB.
 _CHUNK = 1_000_000
-
-
-def _member(codes: IntArray, sorted_codes: IntArray) -> BoolArray:
-    """Which ``codes`` are in the sorted array ``sorted_codes`` (:func:`numpy.isin` would sort
-    the decided pairs again at every call, a hundred times a round)."""
-    if not len(sorted_codes) or not len(codes):
-        return np.zeros(len(codes), dtype=bool)
-    order = np.argsort(codes, kind="stable")  # sorted queries: searchsorted walks the array once
-    pos = np.minimum(np.searchsorted(sorted_codes, codes[order]), len(sorted_codes) - 1)
-    out = np.empty(len(codes), dtype=bool)
-    out[order] = sorted_codes[pos] == codes[order]
-    return out
 
 
 def _best_bounds(codes: IntArray, lower: FloatArray, upper: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:

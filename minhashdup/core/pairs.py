@@ -20,7 +20,7 @@ import numpy as np
 from minhashdup.core import cluster, limits
 from minhashdup.core.hashing import UInt64Array
 from minhashdup.core.limits import listed_across, listed_within, pairs_among
-from minhashdup.core.runs import pair_codes, rows
+from minhashdup.core.runs import member, pair_codes, rows
 from minhashdup.core.signature import Family, truncate
 from minhashdup.errors import ScanLimitError
 from minhashdup.result import Cluster, Group, Pair, Skip, SkipReason, Stats
@@ -126,7 +126,7 @@ def drop_common(sets: Sequence[UInt64Array], among: Sequence[int], max_df: float
         return list(sets), 0
     # ``common`` is sorted: a binary search per shingle. np.isin sorts ``common`` again for each
     # set, which with a small max_df (most shingles common) took minutes over a few thousand files.
-    return [s[common[np.minimum(np.searchsorted(common, s), len(common) - 1)] != s] for s in sets], len(common)
+    return [s[~member(s, common, ordered=True)] for s in sets], len(common)
 
 
 def prepare(corpus: Corpus, min_shingles: int) -> Prepared:

@@ -102,6 +102,29 @@ def distinct(values: IntArray) -> IntArray:
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
 
 
+def member(values: npt.NDArray[Any], sorted_values: npt.NDArray[Any], ordered: bool = False) -> npt.NDArray[np.bool_]:
+    """Which ``values`` are in the sorted array ``sorted_values``, by bisection (:func:`numpy.isin`
+    would sort ``sorted_values`` again at every call). The values are sorted first, so that the
+    search walks ``sorted_values`` once; ``ordered``: they are sorted already.
+
+    Example:
+        >>> member(np.array([7, 5, 2]), np.array([2, 3, 7])).tolist()
+        [True, False, True]
+    """
+    if not len(sorted_values) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    order = None if ordered else np.argsort(values, kind="stable")
+    queries = values if order is None else values[order]
+    found: npt.NDArray[np.bool_] = (
+        sorted_values[np.minimum(np.searchsorted(sorted_values, queries), len(sorted_values) - 1)] == queries
+    )
+    if order is None:
+        return found
+    out = np.empty(len(values), dtype=bool)
+    out[order] = found
+    return out
+
+
 def pair_codes(pairs: npt.NDArray[np.int64], n: int) -> IntArray:
     """One integer per row ``(i, j)`` of an ``(m, 2)`` pair array: ``i * n + j`` (``n`` items),
     so that sets of pairs compare with :func:`numpy.isin`.

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from minhashdup.core.hashing import U64, UInt64Array, hash_text, mix64_inplace, seed_sequence
+from minhashdup.core.runs import member
 
 
 def token_hashes(
@@ -186,9 +187,7 @@ def intersection_size(a: UInt64Array, b: UInt64Array) -> int:
         return 0
     if len(b) <= _MERGED * len(a):
         return int(np.count_nonzero(merged(a, b)[1]))
-    pos = np.searchsorted(b, a)
-    pos[pos == len(b)] = 0
-    return int(np.count_nonzero(b[pos] == a))
+    return int(np.count_nonzero(member(a, b, ordered=True)))
 
 
 def merged(a: UInt64Array, b: UInt64Array) -> tuple[UInt64Array, np.ndarray]:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minhashdup.core.hashing import UInt64Array, first_step, mix64_after_first_inplace, seed_sequence
+from minhashdup.core.runs import member
 from minhashdup.core.shingles import merged
 
 #: Signature value of an empty set (no minimum): the largest 64-bit word.
@@ -36,9 +37,9 @@ class Family:
     """A MinHash hash family: ``num_hashes`` functions drawn from ``seed``.
 
     Signatures compare only under one family. :meth:`sign` is the one place a scan makes the
-    signatures of shingle sets: the lexing workers (each file as it is lexed), the cache (an
-    entry stored without this family's signature), a corpus signed under another family, and
-    ``evaluate``'s extra seeds all call it.
+    signatures of shingle sets: the lexing workers (each file as it is lexed, or a version from
+    the one before it: :meth:`sign_after`), the cache (an entry stored without this family's
+    signature), a corpus signed under another family, and ``evaluate``'s extra seeds all call it.
 
     Example:
         >>> fam = Family(seed=1, num_hashes=8)
@@ -95,8 +96,7 @@ def signature_after(
     changed = both[once]  # sorted: in one of the two only
     if _DIFFER * len(changed) > len(values):
         return None
-    at = np.minimum(np.searchsorted(base, changed), max(len(base) - 1, 0))
-    gone = base[at] == changed if len(base) else np.zeros(len(changed), dtype=bool)
+    gone = member(changed, base, ordered=True)
     out = np.minimum(base_signature, signature(changed[~gone], seeds))  # blocks: a few MiB at most
     lost = signature(changed[gone], seeds) == base_signature
     if lost.any():
