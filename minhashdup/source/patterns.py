@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 if sys.version_info >= (3, 11):  # the regex parser and compiler; sre_* are their deprecated aliases
@@ -86,20 +86,22 @@ def embeddable(source: str, flags: int) -> Any:
         parsed = parser.parse(source, flags)
     except re.error:
         return None
-    if parsed.state.groupdict or _has_groupref(parsed):
+    if parsed.state.groupdict or holds(parsed, lambda op, _: str(op) in _GROUPREFS):
         return None
     return parsed
 
 
-def _has_groupref(node: Any) -> bool:
-    for op, arg in node:
-        name = str(op)
-        if name in ("GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_UNI_IGNORE", "GROUPREF_LOC_IGNORE"):
-            return True
-        for child in _children(arg):
-            if _has_groupref(child):
-                return True
-    return False
+_GROUPREFS = ("GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_UNI_IGNORE", "GROUPREF_LOC_IGNORE")
+
+
+def holds(items: Any, test: Callable[[Any, Any], bool]) -> bool:
+    """Whether a parsed pattern holds a node ``(op, arg)`` that passes ``test``, at any depth.
+
+    Example:
+        >>> holds(parser.parse(r"a(?:b|^c)"), lambda op, arg: str(arg) == "AT_BEGINNING")
+        True
+    """
+    return any(test(op, arg) or any(holds(child, test) for child in _children(arg)) for op, arg in items)
 
 
 def _children(arg: Any) -> Iterator[Any]:

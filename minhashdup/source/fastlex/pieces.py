@@ -55,7 +55,7 @@ from minhashdup.source.fastlex import reach
 from minhashdup.source.fastlex.bulk import Whole, rules_of
 from minhashdup.source.fastlex.splice import _nested
 from minhashdup.source.fastlex.states import State
-from minhashdup.source.patterns import ASCII, may_start
+from minhashdup.source.patterns import ASCII, holds, may_start
 from minhashdup.source.patterns import parser as sre_parse
 
 #: Where a text is cut: after a blank line followed by a line that starts with no space.
@@ -219,7 +219,7 @@ def seams_of(state: State) -> Seams | None:
             if items.state.flags != flags or _looks_behind(list(items), flags):
                 return None
             blank = not rule.keep and _blank(list(items), flags)
-            inner = inner and not _line_start(list(items)) and (blank or not _may_start_on_indent(items, flags))
+            inner = inner and not holds(items, _line_start) and (blank or not _may_start_on_indent(items, flags))
             reading = reach.prefixes(items.data, top=True)
             if reach._compile(reach._branch(*reach._atoms(reading)), flags).fullmatch("\n") is None:
                 continue  # cannot read a line end (its atoms in one pattern: one compile, not one each)
@@ -270,14 +270,9 @@ def _looks_behind(items: list[Any], flags: int) -> bool:
     return False
 
 
-def _line_start(items: list[Any]) -> bool:
-    """Whether a parsed pattern asks for a line's start (``^``) anywhere."""
-    for op, av in items:
-        if op is sre_parse.AT and av is sre_parse.AT_BEGINNING:
-            return True
-        if any(_line_start(list(sub)) for sub in _nested(av)):
-            return True
-    return False
+def _line_start(op: Any, av: Any) -> bool:
+    """Whether a parsed node asks for a line's start (``^``)."""
+    return op is sre_parse.AT and av is sre_parse.AT_BEGINNING
 
 
 def _may_start_on_indent(items: Any, flags: int) -> bool:
